@@ -1,0 +1,27 @@
+// Global options and the subcommand table of the blockq CLI.
+#include "tools/commands.hpp"
+
+namespace blockq::tools {
+
+namespace {
+int g_exit_code = 0;
+}
+
+std::vector<AddCommand>& command_table() {
+  static std::vector<AddCommand> table;
+  return table;
+}
+
+void add_global_options(CLI::App& app, GlobalOptions& g) {
+  app.add_option("--adapter", g.adapter,
+                 "Use the adapter whose name contains NAME (env BLOCKQ_ADAPTER)");
+  app.add_option("--limits", g.limits, "Limits profile: 'adapter' or 'low-end' (env BLOCKQ_LIMITS)");
+  app.add_flag("--disable-robustness", g.disable_robustness, "Dawn toggle disable_robustness");
+  app.add_flag("--disable-workgroup-init", g.disable_workgroup_init,
+               "Dawn toggle disable_workgroup_init");
+}
+
+void set_exit_code(int code) { g_exit_code = code; }
+int exit_code() { return g_exit_code; }
+
+}  // namespace blockq::tools

@@ -1,0 +1,31 @@
+// Shared plumbing of the blockq CLI: global options (adapter, limits profile,
+// toggles) and self-registration of subcommands, one per tools/cmd_*.cpp.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace blockq::tools {
+
+struct GlobalOptions {
+  std::string adapter;             // --adapter NAME (else BLOCKQ_ADAPTER)
+  std::string limits;              // --limits low-end (else BLOCKQ_LIMITS)
+  bool disable_robustness = false;      // Dawn toggle, off by default
+  bool disable_workgroup_init = false;  // Dawn toggle, off by default
+};
+
+using AddCommand = void (*)(CLI::App& app, GlobalOptions& global);
+
+std::vector<AddCommand>& command_table();
+void add_global_options(CLI::App& app, GlobalOptions& global);
+void set_exit_code(int code);
+int exit_code();
+
+struct Registrar {
+  explicit Registrar(AddCommand add) { command_table().push_back(add); }
+};
+
+}  // namespace blockq::tools
+
+#define BQ_REGISTER_COMMAND(fn) \
+  static ::blockq::tools::Registrar bq_registrar_##fn { &fn }
