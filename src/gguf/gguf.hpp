@@ -201,7 +201,9 @@ class GgufWriter {
     std::vector<uint64_t> shape;
     Format format;
     std::vector<uint8_t> owned;
-    std::span<const uint8_t> bytes;  // into owned, or borrowed
+    std::span<const uint8_t> view;  // used when borrowed
+    bool borrowed = false;
+    std::span<const uint8_t> bytes() const { return borrowed ? view : std::span<const uint8_t>(owned); }
   };
   void check_tensor(const std::string& name, const std::vector<uint64_t>& shape, Format fmt,
                     size_t nbytes) const;
