@@ -1,0 +1,65 @@
+// Command recording: dispatches (with the workgroup count wrapped past the
+// per-dimension limit), buffer copies and clears, optional timestamp writes
+// around compute passes, then one submit. Plus GPU timing for benchmarks.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu/context.hpp"
+
+namespace blockq::gpu {
+
+// Workgroup counts of one dispatch.
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// `count` workgroups laid out as x * y <= max_per_dim^2 (x = min(count,
+// max_per_dim)); kernels recover the linear id as wid.x + wid.y * nwg.x and
+// return when it is >= count. Throws if count cannot fit.
+Grid wrap_workgroups(uint64_t count, uint32_t max_per_dim, uint32_t z = 1);
+
+class Recorder {
+ public:
+  explicit Recorder(const Context& ctx, std::string label = "blockq");
+
+  void dispatch(const Kernel& k, const BindGroup& g, Grid grid);
+  void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
+            uint64_t size);
+  void clear(const Buffer& b, uint64_t offset = 0, uint64_t size = WGPU_WHOLE_SIZE);
+  // Ends the current pass; the next dispatch opens a pass whose start and end
+  // are written to queries (begin, end) of `qs`.
+  void timed_pass(WGPUQuerySet qs, uint32_t begin, uint32_t end);
+  void end_pass();
+  void resolve(WGPUQuerySet qs, uint32_t first, uint32_t count, const Buffer& dst);
+  // Finishes and submits; the recorder can be reused afterwards.
+  void submit();
+  uint32_t dispatches() const { return dispatches_; }
+
+ private:
+  void open_encoder();
+  void open_pass();
+  const Context& ctx_;
+  std::string label_;
+  Handle<WGPUCommandEncoder> enc_;
+  Handle<WGPUComputePassEncoder> pass_;
+  WGPUPassTimestampWrites pending_ts_{};
+  bool has_pending_ts_ = false;
+  uint32_t dispatches_ = 0;
+};
+
+// Times `body` with timestamp queries when the device has them: `samples`
+// passes, each recording `body` once, all in one submit; returns nanoseconds
+// per pass. Without timestamps, each sample is submitted alone and timed by
+// the wall clock around submit-and-wait (an upper bound).
+struct Timing {
+  std::vector<double> ns;  // one entry per sample
+  bool gpu_timestamps = false;
+  double median() const;
+  double min() const;
+};
+Timing time_passes(const Context& ctx, int samples, const std::function<void(Recorder&)>& body);
+
+}  // namespace blockq::gpu
