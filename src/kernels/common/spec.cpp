@@ -1,0 +1,50 @@
+// Canonical names of kernel specs, for the pipeline cache and labels.
+#include "kernels/common/spec.hpp"
+
+#include <fmt/format.h>
+
+namespace blockq {
+
+std::string_view op_name(Op op) {
+  switch (op) {
+    case Op::Matvec: return "matvec";
+    case Op::Gemm: return "gemm";
+    case Op::Gather: return "gather";
+    case Op::Embed: return "embed";
+    case Op::RmsNorm: return "rmsnorm";
+    case Op::Rope: return "rope";
+    case Op::Attention: return "attention";
+    case Op::SiluGate: return "silu_gate";
+    case Op::Softmax: return "softmax";
+    case Op::Add: return "add";
+    case Op::Copy: return "copy";
+  }
+  return "?";
+}
+
+std::string WeightKind::name() const {
+  if (!onnx) return std::string(traits(format).name);
+  return fmt::format("onnx{}b{}{}", bits, block_size, zero_points ? "zp" : "");
+}
+
+std::string KernelSpec::key() const {
+  static const char* pro[] = {"", "+rmsnorm"};
+  static const char* epi[] = {"store", "acc", "silu_gate", "rope"};
+  std::string s = fmt::format("{}.{}.n{}.k{}.m{}.wg{}.tpr{}.tile{}.tok{}", op_name(op), weight.name(), n,
+                              k, m, wg, tpr, tile, tokens);
+  if (tile_m || tile_n || reg_m || reg_n) s += fmt::format(".t{}x{}.r{}x{}", tile_m, tile_n, reg_m, reg_n);
+  s += fmt::format(".g{}", max_groups);
+  if (features.subgroups) s += ".sg";
+  if (features.f16) s += ".f16";
+  if (features.subgroup_matrix) s += ".sgmat";
+  s += fmt::format(".{}{}", pro[static_cast<int>(hooks.prologue)], epi[static_cast<int>(hooks.epilogue)]);
+  if (hooks.bias) s += "+bias";
+  if (hooks.prologue == Prologue::RmsNorm) s += fmt::format(".eps{:g}", hooks.eps);
+  if (hooks.epilogue == Epilogue::Rope)
+    s += fmt::format(".rope{}.hd{}.rot{}.b{:g}.s{:g}", hooks.rope_mode == RopeMode::Neox ? "neox" : "norm",
+                     hooks.head_dim, hooks.n_rot, hooks.rope_base, hooks.rope_scale);
+  if (variant) s += fmt::format(".v{}", variant);
+  return s;
+}
+
+}  // namespace blockq

@@ -1,0 +1,82 @@
+// KernelSpec: the one hashable description of a generated kernel (op, weight
+// format, dimensions, workgroup shape, tile, features, hooks). It keys the
+// pipeline cache, labels the pipeline, and the host's dispatch math is
+// derived from the same object the WGSL was generated from.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "quant/format.hpp"
+
+namespace blockq {
+
+enum class Op : uint8_t { Matvec, Gemm, Gather, Embed, RmsNorm, Rope, Attention, SiluGate, Softmax, Add, Copy };
+
+// The weight encoding a kernel reads: a ggml format, or ONNX's block-quantized
+// layout (MatMulNBits / GatherBlockQuantized).
+struct WeightKind {
+  Format format = Format::F32;
+  bool onnx = false;
+  uint8_t bits = 0;          // ONNX: 4 or 8
+  uint32_t block_size = 0;   // ONNX: a power of two >= 16
+  bool zero_points = false;  // ONNX: explicit zero points
+  bool operator==(const WeightKind&) const = default;
+  std::string name() const;  // "q8_0", "onnx4b32zp"
+};
+
+enum class Prologue : uint8_t { None, RmsNorm };
+enum class Epilogue : uint8_t { Store, Acc, SiluGate, Rope };
+enum class RopeMode : uint8_t { Normal, Neox };
+
+struct Hooks {
+  Prologue prologue = Prologue::None;
+  Epilogue epilogue = Epilogue::Store;
+  bool bias = false;             // add a per-row bias before the epilogue
+  RopeMode rope_mode = RopeMode::Normal;
+  uint32_t head_dim = 0;         // rope: rows per head
+  uint32_t n_rot = 0;            // rope: rotated dims per head (<= head_dim)
+  float rope_base = 10000.f;
+  float rope_scale = 1.f;        // linear position scaling (freq_scale)
+  float eps = 1e-5f;             // rmsnorm
+  bool operator==(const Hooks&) const = default;
+};
+
+struct FeatureSet {
+  bool subgroups = false;
+  bool f16 = false;
+  bool subgroup_matrix = false;
+  bool operator==(const FeatureSet&) const = default;
+};
+
+struct KernelSpec {
+  Op op = Op::Matvec;
+  WeightKind weight;
+  uint32_t n = 0;       // output rows (matvec/gemm), rows of the table (gather)
+  uint32_t k = 0;       // reduction length / row length
+  uint32_t m = 1;       // tokens (batch) the kernel is generated for
+  uint32_t wg = 64;     // invocations per workgroup
+  uint32_t tpr = 1;     // invocations per row (matvec)
+  uint32_t tile = 0;    // staged input elements per token (matvec), tile k (gemm)
+  uint32_t tokens = 1;  // tokens per workgroup (z chunk) (matvec)
+  uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0;  // gemm register tiling
+  uint32_t max_groups = 65535;  // the adapter's workgroups per dimension
+  FeatureSet features;
+  Hooks hooks;
+  uint32_t variant = 0;  // family-specific switch (e.g. index dtype, output dtype)
+
+  bool operator==(const KernelSpec&) const = default;
+  uint32_t rpw() const { return wg / tpr; }  // rows per workgroup
+  // Canonical text of every field: the cache key and the pipeline label.
+  std::string key() const;
+  size_t hash() const { return std::hash<std::string>{}(key()); }
+};
+
+std::string_view op_name(Op op);
+
+}  // namespace blockq
+
+template <>
+struct std::hash<blockq::KernelSpec> {
+  size_t operator()(const blockq::KernelSpec& s) const { return s.hash(); }
+};
