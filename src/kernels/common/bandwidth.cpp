@@ -1,0 +1,57 @@
+// Streaming-read bandwidth measurement (see bandwidth.hpp).
+#include "kernels/common/bandwidth.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "gpu/recorder.hpp"
+#include "util/embedded_wgsl.hpp"
+#include "util/template.hpp"
+
+namespace blockq {
+
+Bandwidth measure_read_bandwidth(const gpu::Context& ctx_c, uint64_t bytes) {
+  auto& ctx = const_cast<gpu::Context&>(ctx_c);
+  const auto& L = ctx.limits();
+  bytes = std::min<uint64_t>({bytes, L.maxStorageBufferBindingSize, L.maxBufferSize});
+  bytes &= ~uint64_t{255};
+  const uint32_t wg = std::min<uint32_t>(256, L.maxComputeInvocationsPerWorkgroup);
+  const uint32_t items = 16;
+  const uint64_t words4 = bytes / 16;
+  const uint64_t groups = (words4 + uint64_t{wg} * items - 1) / (uint64_t{wg} * items);
+  auto grid = gpu::wrap_workgroups(groups, L.maxComputeWorkgroupsPerDimension);
+
+  // Random-looking contents (not zeros), written by the device's copy path.
+  auto src = ctx.create_buffer(bytes, gpu::kStorage, "bandwidth.src");
+  std::vector<uint32_t> chunk(1 << 20);
+  uint32_t s = 0x12345678u;
+  for (auto& w : chunk) w = (s = s * 1664525u + 1013904223u);
+  for (uint64_t off = 0; off < bytes; off += chunk.size() * 4)
+    ctx.upload(src, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(chunk.data()),
+                                             std::min<uint64_t>(chunk.size() * 4, bytes - off)),
+               off);
+  auto sink = ctx.create_buffer(groups * 4, gpu::kStorage, "bandwidth.sink");
+  const std::string label = fmt::format("stream_read.b{}.wg{}", bytes, wg);
+  const auto& k = ctx.kernel(label, label, [&] {
+    return Template(wgsl_file("kernels/common/stream_read.wgsl"), label)
+        .set_u("WORDS4", words4).set_u("WG", wg).set_u("ITEMS", items).set_u("GROUPS", groups)
+        .render();
+  });
+  auto bg = ctx.bind(k, {{&src}, {&sink}});
+  const bool gpu_ts = ctx.features().timestamp;
+  const int per_pass = gpu_ts ? 20 : 2;
+  const int samples = gpu_ts ? 20 : 3;
+  auto body = [&](gpu::Recorder& r) {
+    for (int i = 0; i < per_pass; ++i) r.dispatch(k, bg, grid);
+  };
+  gpu::time_passes(ctx, 2, body);  // warm-up
+  auto t = gpu::time_passes(ctx, samples, body);
+  Bandwidth b;
+  b.bytes = bytes;
+  b.samples = samples;
+  b.gpu_timestamps = t.gpu_timestamps;
+  b.gbps = static_cast<double>(bytes) * per_pass / t.median();
+  return b;
+}
+
+}  // namespace blockq
