@@ -152,7 +152,7 @@ class Context {
   Kernel compile(const std::string& label, const std::string& wgsl) const;
   // The cached kernel for `key`, compiled from make_wgsl() on first use.
   const Kernel& kernel(const std::string& key, const std::string& label,
-                       const std::function<std::string()>& make_wgsl);
+                       const std::function<std::string()>& make_wgsl) const;
   size_t cached_kernels() const { return kernels_.size(); }
 
   // Bind group 0 of `k`, binding i = bindings[i]. Checks each range against
@@ -193,7 +193,7 @@ class Context {
   LimitsProfile profile_ = LimitsProfile::Adapter;
   double timeout_s_ = 300;
   bool timed_wait_ = false;
-  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels_;
+  mutable std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels_;  // the pipeline cache
 };
 
 // WebGPU's default limits (the low-end profile), for tests and info.

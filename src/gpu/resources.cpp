@@ -118,7 +118,7 @@ Kernel Context::compile(const std::string& label, const std::string& wgsl) const
 }
 
 const Kernel& Context::kernel(const std::string& key, const std::string& label,
-                              const std::function<std::string()>& make_wgsl) {
+                              const std::function<std::string()>& make_wgsl) const {
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return *it->second;
   auto k = std::make_unique<Kernel>(compile(label, make_wgsl()));

@@ -10,8 +10,7 @@
 
 namespace blockq {
 
-Bandwidth measure_read_bandwidth(const gpu::Context& ctx_c, uint64_t bytes) {
-  auto& ctx = const_cast<gpu::Context&>(ctx_c);
+Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes) {
   const auto& L = ctx.limits();
   bytes = std::min<uint64_t>({bytes, L.maxStorageBufferBindingSize, L.maxBufferSize});
   bytes &= ~uint64_t{255};
