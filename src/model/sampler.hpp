@@ -1,0 +1,70 @@
+// Next-token sampling: greedy, temperature, top-k, top-p, min-p and llama.cpp's
+// repetition penalties, seeded with std::mt19937_64 so that fixed settings
+// give the same tokens every run.
+//
+// Order (as llama.cpp's default chain): penalties over the last
+// repeat_last_n accepted tokens, top-k, top-p, min-p, temperature, then a
+// draw from the softmax. temperature <= 0 is greedy: the highest logit after
+// the penalties (the lowest id on a tie), and the filters are skipped.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "model/tokenizer.hpp"
+
+namespace blockq::model {
+
+struct SamplerConfig {
+  float temperature = 0.0f;      // <= 0: greedy
+  int top_k = 0;                 // <= 0: off
+  float top_p = 1.0f;            // >= 1: off
+  float min_p = 0.0f;            // <= 0: off
+  float repeat_penalty = 1.0f;   // 1: off. A seen token's logit is divided by it when
+                                 // positive, multiplied when negative (llama.cpp)
+  float frequency_penalty = 0.0f;  // subtracted once per occurrence
+  float presence_penalty = 0.0f;   // subtracted once if the token occurred
+  int repeat_last_n = 64;        // how many recent tokens the penalties look at
+  uint64_t seed = 0;
+};
+
+struct Candidate {
+  TokenId id;
+  float logit;
+  float p = 0.0f;  // filled by softmax
+};
+
+// The individual steps, exposed for tests. Candidates stay sorted by logit,
+// highest first, after top_k/top_p/min_p.
+void apply_penalties(std::vector<Candidate>& c, std::span<const TokenId> recent, float repeat,
+                     float frequency, float presence);
+void apply_top_k(std::vector<Candidate>& c, int k);
+void apply_top_p(std::vector<Candidate>& c, float p);
+void apply_min_p(std::vector<Candidate>& c, float p);
+void apply_temperature(std::vector<Candidate>& c, float t);
+void softmax(std::vector<Candidate>& c);  // sorts, sets p
+
+class Sampler {
+ public:
+  explicit Sampler(SamplerConfig cfg = {});
+
+  // Chooses the next token from the logits of the whole vocabulary.
+  TokenId sample(std::span<const float> logits);
+  // Records a token (prompt or generated) for the penalties.
+  void accept(TokenId id);
+  void accept(std::span<const TokenId> ids) {
+    for (TokenId t : ids) accept(t);
+  }
+  // Forgets the history and reseeds.
+  void reset();
+  const SamplerConfig& config() const { return cfg_; }
+
+ private:
+  SamplerConfig cfg_;
+  std::mt19937_64 rng_;
+  std::deque<TokenId> recent_;
+};
+
+}  // namespace blockq::model
