@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "gpu/recorder.hpp"
 #include "util/embedded_wgsl.hpp"
 #include "util/template.hpp"

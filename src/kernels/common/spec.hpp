@@ -59,6 +59,7 @@ struct KernelSpec {
   uint32_t tpr = 1;     // invocations per row (matvec)
   uint32_t tile = 0;    // staged input elements per token (matvec), tile k (gemm)
   uint32_t tokens = 1;  // tokens per workgroup (z chunk) (matvec)
+  uint32_t unroll = 1;  // units a lane loads before it computes (matvec)
   uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0;  // gemm register tiling
   uint32_t max_groups = 65535;  // the adapter's workgroups per dimension
   FeatureSet features;

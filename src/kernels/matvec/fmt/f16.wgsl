@@ -1,0 +1,10 @@
+// F16 unit = 32 elements: main{{W}}: 4 vec4<u32>, two f16 per u32.
+struct Unit{{W}} { v0: vec4<u32>, v1: vec4<u32>, v2: vec4<u32>, v3: vec4<u32> }
+fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
+  let b = 4u * (r * UPR + u);
+  return Unit{{W}}(main{{W}}[b], main{{W}}[b + 1u], main{{W}}[b + 2u], main{{W}}[b + 3u]);
+}
+fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
+  let v = select(select(un.v0, un.v1, c == 1u), select(un.v2, un.v3, c == 3u), c >= 2u);
+  return W8(vec4<f32>(unpack2x16float(v.x), unpack2x16float(v.y)), vec4<f32>(unpack2x16float(v.z), unpack2x16float(v.w)));
+}

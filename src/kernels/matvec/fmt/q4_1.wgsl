@@ -1,0 +1,13 @@
+// Q4_1 unit = one block of 32: main{{W}}: quant bytes as one vec4<u32> (nibble
+// order of Q4_0), side{{W}}: one u32 per block holding f16 d (low) and m (high).
+struct Unit{{W}} { q: vec4<u32>, d: f32, m: f32 }
+fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
+  let b = r * UPR + u;
+  let dm = unpack2x16float(side{{W}}[b]);
+  return Unit{{W}}(main{{W}}[b], dm.x, dm.y);
+}
+fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
+  let i = (c & 1u) * 2u;
+  let sh = select(0u, 4u, c >= 2u);
+  return W8(un.d * nib4(un.q[i], sh) + un.m, un.d * nib4(un.q[i + 1u], sh) + un.m);
+}

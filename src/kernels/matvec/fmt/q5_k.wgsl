@@ -1,0 +1,40 @@
+// Q5_K unit = 64 elements (sub-blocks 2p, 2p+1 of a super-block): main{{W}}:
+// each 176-byte block as 11 vec4<u32>: [d, dmin, scales[12]], qh[32] (2
+// vec4), qs[128]. Element l of sub-block j takes bit j of qh[l] as bit 4.
+struct Unit{{W}} { qa: vec4<u32>, qb: vec4<u32>, ha: vec4<u32>, hb: vec4<u32>, d1: f32, m1: f32, d2: f32, m2: f32, p: u32 }
+fn sbyte{{W}}(h: vec4<u32>, i: u32) -> u32 { return (h[1u + i / 4u] >> (8u * (i % 4u))) & 255u; }
+fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
+  let sb = r * (UPR / 4u) + u / 4u;
+  let p = u % 4u;
+  let h = main{{W}}[11u * sb];
+  let dd = unpack2x16float(h.x);
+  var sc = vec2<u32>(0u);
+  var mn = vec2<u32>(0u);
+  for (var k = 0u; k < 2u; k++) {
+    let j = 2u * p + k;
+    if (j < 4u) {
+      sc[k] = sbyte{{W}}(h, j) & 63u;
+      mn[k] = sbyte{{W}}(h, j + 4u) & 63u;
+    } else {
+      sc[k] = (sbyte{{W}}(h, j + 4u) & 15u) | ((sbyte{{W}}(h, j - 4u) >> 6u) << 4u);
+      mn[k] = (sbyte{{W}}(h, j + 4u) >> 4u) | ((sbyte{{W}}(h, j) >> 6u) << 4u);
+    }
+  }
+  return Unit{{W}}(main{{W}}[11u * sb + 3u + 2u * p], main{{W}}[11u * sb + 4u + 2u * p],
+                   main{{W}}[11u * sb + 1u], main{{W}}[11u * sb + 2u],
+                   dd.x * f32(sc.x), dd.y * f32(mn.x), dd.x * f32(sc.y), dd.y * f32(mn.y), p);
+}
+fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
+  let l = c % 4u;
+  let q = select(un.qa, un.qb, l >= 2u);
+  let hh = select(un.ha, un.hb, l >= 2u);
+  let i = (l & 1u) * 2u;
+  if (c < 4u) {
+    let bit = 2u * un.p;
+    return W8(un.d1 * (nib4(q[i], 0u) + 16.0 * bit4(hh[i], bit)) - un.m1,
+              un.d1 * (nib4(q[i + 1u], 0u) + 16.0 * bit4(hh[i + 1u], bit)) - un.m1);
+  }
+  let bit = 2u * un.p + 1u;
+  return W8(un.d2 * (nib4(q[i], 4u) + 16.0 * bit4(hh[i], bit)) - un.m2,
+            un.d2 * (nib4(q[i + 1u], 4u) + 16.0 * bit4(hh[i + 1u], bit)) - un.m2);
+}

@@ -1,0 +1,12 @@
+// Q8_0 unit = one block of 32: main{{W}}: 2 vec4<u32> of int8 quants per block,
+// side{{W}}: f16 scales two per u32 (block b in half b % 2 of word b / 2).
+struct Unit{{W}} { q0: vec4<u32>, q1: vec4<u32>, d: f32 }
+fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
+  let b = r * UPR + u;
+  return Unit{{W}}(main{{W}}[2u * b], main{{W}}[2u * b + 1u], f16pair(side{{W}}[b >> 1u], (b & 1u) == 1u));
+}
+fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
+  let q = select(un.q0, un.q1, c >= 2u);
+  let i = (c & 1u) * 2u;
+  return W8(un.d * i8x4(q[i]), un.d * i8x4(q[i + 1u]));
+}

@@ -1,0 +1,369 @@
+// Planning and WGSL generation for the matvec family (see generator.hpp and
+// matvec.wgsl for the kernel's structure).
+#include "kernels/matvec/generator.hpp"
+
+#include <algorithm>
+
+#include "kernels/matvec/layout.hpp"
+#include "util/embedded_wgsl.hpp"
+#include "util/error.hpp"
+#include "util/template.hpp"
+
+namespace blockq::matvec {
+
+namespace {
+
+uint32_t pow2_floor(uint32_t v) {
+  uint32_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+uint32_t weights(const KernelSpec& s) { return s.hooks.epilogue == Epilogue::SiluGate ? 2 : 1; }
+
+std::string fmt_file(const WeightKind& kind) {
+  if (kind.onnx) return kind.bits == 4 ? "onnx4.wgsl" : "onnx8.wgsl";
+  switch (kind.format) {
+    case Format::Q8_0: return "q8_0.wgsl";
+    case Format::Q4_0: return "q4_0.wgsl";
+    case Format::Q4_1: return "q4_1.wgsl";
+    case Format::Q5_0: return "q5_0.wgsl";
+    case Format::Q5_1: return "q5_1.wgsl";
+    case Format::Q4_K: return "q4_k.wgsl";
+    case Format::Q5_K: return "q5_k.wgsl";
+    case Format::Q6_K: return "q6_k.wgsl";
+    case Format::F32: return "f32.wgsl";
+    case Format::F16: return "f16.wgsl";
+    case Format::BF16: return "bf16.wgsl";
+  }
+  return "";
+}
+
+std::string format_snippet(const KernelSpec& s, const std::string& w) {
+  const std::string file = "kernels/matvec/fmt/" + fmt_file(s.weight);
+  Template t(wgsl_file(file), file);
+  t.set("W", w);
+  if (s.weight.onnx) {
+    const uint32_t nb = (s.k + s.weight.block_size - 1) / s.weight.block_size;
+    t.set_u("NB", nb).set("BS", std::to_string(s.weight.block_size));
+    std::string code, doc;
+    if (!s.weight.zero_points) {
+      code = fmt::format("  return {}.0;", 1u << (s.weight.bits - 1));
+      doc = fmt::format("none (the default {})", 1u << (s.weight.bits - 1));
+    } else if (s.weight.bits == 4) {
+      const uint32_t zpr = (nb + 1) / 2;
+      code = fmt::format(
+          "  let byte = r * {}u + b / 2u;\n"
+          "  return f32((side{}[params.side_off + byte / 4u] >> (8u * (byte % 4u) + 4u * (b % 2u))) & 15u);",
+          zpr, w);
+      doc = "4-bit, two per byte, low nibble first, ceil(NB / 2) bytes per row";
+    } else {
+      code = fmt::format(
+          "  let byte = r * {}u + b;\n"
+          "  return f32((side{}[params.side_off + byte / 4u] >> (8u * (byte % 4u))) & 255u);",
+          nb, w);
+      doc = "8-bit, one byte per block";
+    }
+    t.set("ZP_CODE", code).set("ZP_DOC", doc);
+  }
+  return t.render();
+}
+
+// The unrolled body that loads UNROLL units of each weight, then decodes them
+// chunk by chunk into the per-token accumulators.
+std::string unit_loop(const KernelSpec& s, uint32_t chunks) {
+  const std::vector<std::string> ws = weights(s) == 2 ? std::vector<std::string>{"A", "B"}
+                                                      : std::vector<std::string>{"A"};
+  std::string o;
+  for (uint32_t j = 0; j < s.unroll; ++j) {
+    o += fmt::format("        let u{0} = u + {0}u * TPR;\n", j);
+    for (const auto& w : ws) o += fmt::format("        var un{0}{1}: Unit{1};\n", j, w);
+    o += fmt::format("        if (u{0} < u1) {{\n", j);
+    for (const auto& w : ws) o += fmt::format("          un{0}{1} = load{1}(row, u{0});\n", j, w);
+    o += "        }\n";
+  }
+  for (uint32_t j = 0; j < s.unroll; ++j) {
+    o += fmt::format("        if (u{0} < u1) {{\n", j);
+    o += fmt::format("          let xb = (u{0} * UNIT - t0) / 4u;\n", j);
+    for (uint32_t c = 0; c < chunks; ++c) {
+      for (const auto& w : ws) o += fmt::format("          let w{0}{1} = chunk{1}(un{2}{1}, {0}u);\n", c, w, j);
+      o += "          for (var t = 0u; t < TOKENS; t++) {\n";
+      o += fmt::format("            let xa = xs[t * TILE4 + xb + {}u];\n", 2 * c);
+      o += fmt::format("            let xc = xs[t * TILE4 + xb + {}u];\n", 2 * c + 1);
+      for (const auto& w : ws)
+        o += fmt::format("            acc{1}[t] = acc{1}[t] + (dot(w{0}{1}.a, xa) + dot(w{0}{1}.b, xc));\n", c, w);
+      o += "          }\n";
+    }
+    o += "        }\n";
+  }
+  return o;
+}
+
+std::string reduce(const KernelSpec& s) {
+  const uint32_t nw = weights(s);
+  std::string o;
+  if (s.features.subgroups) {
+    // Butterfly over the TPR lanes of a row (consecutive subgroup invocations).
+    for (uint32_t w = 0; w < nw; ++w) {
+      const char* a = w ? "accB" : "accA";
+      o += fmt::format(
+          "  for (var t = 0u; t < TOKENS; t++) {{\n"
+          "    var v = {0}[t];\n"
+          "    for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) {{ v = v + subgroupShuffleXor(v, msk); }}\n"
+          "    if (ln == 0u && lr < RPW) {{ red[{1}u * TOKENS * WG + t * WG + lr * TPR] = v; }}\n"
+          "  }}\n",
+          a, w);
+    }
+    return o;
+  }
+  for (uint32_t w = 0; w < nw; ++w)
+    o += fmt::format("  for (var t = 0u; t < TOKENS; t++) {{ red[{}u * TOKENS * WG + t * WG + li] = {}[t]; }}\n",
+                     w, w ? "accB" : "accA");
+  o += "  workgroupBarrier();\n";
+  o += "  for (var s = TPR / 2u; s > 0u; s = s / 2u) {\n    if (ln < s) {\n";
+  o += fmt::format("      for (var q = 0u; q < {}u * TOKENS; q++) {{\n", nw);
+  o += "        red[q * WG + li] = red[q * WG + li] + red[q * WG + li + s];\n      }\n";
+  o += "    }\n    workgroupBarrier();\n  }\n";
+  return o;
+}
+
+std::string row_map(const KernelSpec& s, const std::string& slot) {
+  const std::string g = "(wg * RPW + " + slot + ")";
+  if (s.hooks.epilogue == Epilogue::Rope && s.hooks.rope_mode == RopeMode::Neox)
+    return "neox_row(" + g + ")";
+  return g;
+}
+
+std::string epilogue(const KernelSpec& s) {
+  std::string o;
+  const auto& h = s.hooks;
+  if (h.bias) o += "      v = v + bias[gr];\n";
+  switch (h.epilogue) {
+    case Epilogue::Store: o += "      y[tg * N + gr] = v;\n"; break;
+    case Epilogue::Acc: o += "      y[tg * N + gr] = y[tg * N + gr] + v;\n"; break;
+    case Epilogue::SiluGate:
+      o += "      let up = red[TOKENS * WG + t * WG + slot * TPR];\n";
+      o += "      y[tg * N + gr] = (v / (1.0 + exp(-v))) * up;\n";
+      break;
+    case Epilogue::Rope:
+      o += "      let ps = slot ^ 1u;\n";
+      o += "      var p = red[t * WG + ps * TPR];\n";
+      if (h.bias) o += "      p = p + bias[params.row0 + " + row_map(s, "ps") + "];\n";
+      o += "      y[tg * N + gr] = rope(v, p, (wg * RPW + slot) % HD, pos[tg]);\n";
+      break;
+  }
+  return o;
+}
+
+}  // namespace
+
+Limits limits_of(const gpu::Context& ctx) {
+  Limits l;
+  l.invocations = ctx.limits().maxComputeInvocationsPerWorkgroup;
+  l.shared = ctx.limits().maxComputeWorkgroupStorageSize;
+  l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
+  if (ctx.features().subgroups) {
+    l.subgroup_min = ctx.adapter().subgroup_min;
+    l.subgroup_max = ctx.adapter().subgroup_max;
+  }
+  return l;
+}
+
+KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, const Options& opt) {
+  return plan(limits_of(ctx), kind, n, k, m, hooks, opt);
+}
+
+KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, const Options& opt) {
+  BQ_CHECK(n > 0 && k > 0 && m > 0, "matvec: empty problem n={} k={} m={}", n, k, m);
+  BQ_CHECK(k % 4 == 0, "matvec: k = {} must be a multiple of 4", k);
+  const UnitInfo ui = unit_info(kind, k);
+  KernelSpec s;
+  s.op = Op::Matvec;
+  s.weight = kind;
+  s.n = n;
+  s.k = k;
+  s.m = m;
+  s.hooks = hooks;
+  s.max_groups = lim.max_groups;
+  const bool sg_ok = lim.subgroup_min > 0 && lim.subgroup_max >= lim.subgroup_min;
+  s.features.subgroups = opt.subgroups.value_or(sg_ok) && sg_ok;
+  const uint32_t upr = ui.kp / ui.unit;
+  s.tpr = opt.tpr.value_or(std::min<uint32_t>(32, pow2_floor(upr)));
+  if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
+  const uint32_t max_inv = pow2_floor(lim.invocations);
+  s.wg = opt.wg.value_or(std::min<uint32_t>(256, max_inv));
+  if (s.features.subgroups) s.wg = std::max(s.wg, pow2_floor(lim.subgroup_max) * (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1));
+  const bool rope = hooks.epilogue == Epilogue::Rope;
+  s.wg = std::max(s.wg, s.tpr * (rope ? 2 : 1));
+  BQ_CHECK(s.wg <= max_inv, "matvec: workgroup of {} past maxComputeInvocationsPerWorkgroup {}", s.wg,
+           lim.invocations);
+  BQ_CHECK(s.wg % s.tpr == 0 && (s.tpr & (s.tpr - 1)) == 0 && (s.wg & (s.wg - 1)) == 0,
+           "matvec: WG {} and TPR {} must be powers of two with TPR | WG", s.wg, s.tpr);
+  if (rope) {
+    BQ_CHECK(hooks.head_dim % 2 == 0 && hooks.n_rot % 2 == 0 && hooks.n_rot <= hooks.head_dim &&
+                 hooks.head_dim > 0 && n % hooks.head_dim == 0,
+             "matvec rope: head_dim {} and n_rot {} must be even, n_rot <= head_dim, n = {} whole heads",
+             hooks.head_dim, hooks.n_rot, n);
+  }
+  s.tokens = std::min(opt.tokens.value_or(8), m);
+  s.unroll = opt.unroll.value_or(upr / s.tpr >= 2 ? 2 : 1);
+  const uint32_t nw = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;
+  while (true) {
+    const uint32_t fixed = s.wg * s.tokens * nw * 4 + s.tokens * 4 + (s.features.subgroups ? 4 : 0);
+    const int64_t avail = int64_t{lim.shared} - fixed;
+    int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * 4) / ui.unit * ui.unit : 0;
+    tile = std::min<int64_t>(tile, ui.kp);
+    if (opt.max_tile) tile = std::min<int64_t>(tile, *opt.max_tile / ui.unit * ui.unit);
+    if (tile >= ui.unit) {
+      s.tile = static_cast<uint32_t>(tile);
+      break;
+    }
+    const uint32_t min_wg = std::max(s.tpr * (rope ? 2 : 1), s.features.subgroups ? lim.subgroup_max : 1u);
+    if (s.wg / 2 >= min_wg) {
+      s.wg /= 2;
+    } else if (s.tokens > 1) {
+      s.tokens = (s.tokens + 1) / 2;
+    } else {
+      fail("matvec {}: a {}-element unit does not fit {} bytes of workgroup memory", kind.name(), ui.unit,
+           lim.shared);
+    }
+  }
+  return s;
+}
+
+std::vector<Role> bindings(const KernelSpec& s) {
+  const UnitInfo ui = unit_info(s.weight, s.k);
+  std::vector<Role> r = {Role::Params, Role::X, Role::MainA};
+  if (ui.has_side) r.push_back(Role::SideA);
+  if (s.hooks.epilogue == Epilogue::SiluGate) {
+    r.push_back(Role::MainB);
+    if (ui.has_side) r.push_back(Role::SideB);
+  }
+  if (s.hooks.prologue == Prologue::RmsNorm) r.push_back(Role::NormW);
+  if (s.hooks.bias) r.push_back(Role::Bias);
+  if (s.hooks.epilogue == Epilogue::Rope) r.push_back(Role::Pos);
+  r.push_back(Role::Y);
+  return r;
+}
+
+uint32_t shared_bytes(const KernelSpec& s) {
+  return s.tokens * s.tile * 4 + s.wg * s.tokens * weights(s) * 4 + s.tokens * 4 +
+         (s.features.subgroups ? 4 : 0);
+}
+
+gpu::Grid grid(const KernelSpec& s, uint32_t rows) {
+  const uint64_t groups = (uint64_t{rows} + s.rpw() - 1) / s.rpw();
+  return gpu::wrap_workgroups(groups, s.max_groups, (s.m + s.tokens - 1) / s.tokens);
+}
+
+std::string wgsl(const KernelSpec& s) {
+  const UnitInfo ui = unit_info(s.weight, s.k);
+  const std::string label = s.key();
+  Template t(wgsl_file("kernels/matvec/matvec.wgsl"), label);
+  t.set("ENABLE", s.features.subgroups ? "enable subgroups;" : "");
+  t.set_u("K", s.k).set_u("KP", ui.kp).set_u("N", s.n).set_u("M", s.m).set_u("WG", s.wg).set_u("TPR", s.tpr);
+  t.set_u("TOKENS", s.tokens).set_u("TILE", s.tile).set_u("UNROLL", s.unroll).set_u("UNIT", ui.unit);
+  t.set_f("EPS", s.hooks.eps);
+  t.set("REDUCE_KIND", s.features.subgroups ? "a subgroup butterfly (subgroupShuffleXor)"
+                                            : "a tree reduction in workgroup memory");
+  // Bindings after params (0) and x (1), in bindings() order.
+  std::string b;
+  uint32_t slot = 2;
+  for (Role r : bindings(s)) {
+    switch (r) {
+      case Role::Params: case Role::X: continue;
+      case Role::MainA: b += fmt::format("@group(0) @binding({}) var<storage, read> mainA: array<vec4<u32>>;\n", slot); break;
+      case Role::SideA: b += fmt::format("@group(0) @binding({}) var<storage, read> sideA: array<u32>;\n", slot); break;
+      case Role::MainB: b += fmt::format("@group(0) @binding({}) var<storage, read> mainB: array<vec4<u32>>;\n", slot); break;
+      case Role::SideB: b += fmt::format("@group(0) @binding({}) var<storage, read> sideB: array<u32>;\n", slot); break;
+      case Role::NormW: b += fmt::format("@group(0) @binding({}) var<storage, read> nw4: array<vec4<f32>>;  // [K / 4]\n", slot); break;
+      case Role::Bias: b += fmt::format("@group(0) @binding({}) var<storage, read> bias: array<f32>;  // [N]\n", slot); break;
+      case Role::Pos: b += fmt::format("@group(0) @binding({}) var<storage, read> pos: array<u32>;  // [M]\n", slot); break;
+      case Role::Y: b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]\n", slot); break;
+    }
+    ++slot;
+  }
+  t.set("BINDINGS", b);
+  t.set_u("RED_SIZE", s.wg * s.tokens * weights(s));
+  t.set("SHARED_EXTRA", s.features.subgroups ? "var<workgroup> sg_count: atomic<u32>;" : "");
+  std::string fmt_code = format_snippet(s, "A");
+  if (weights(s) == 2) fmt_code += "\n" + format_snippet(s, "B");
+  t.set("FORMAT", fmt_code);
+
+  std::string hooks;
+  if (s.hooks.epilogue == Epilogue::Rope) {
+    hooks += fmt::format("const HD: u32 = {}u;\nconst NROT: u32 = {}u;\n", s.hooks.head_dim, s.hooks.n_rot);
+    hooks += "const ROPE_BASE: f32 = " + wgsl_float(s.hooks.rope_base) + ";\n";
+    hooks += "const ROPE_SCALE: f32 = " + wgsl_float(s.hooks.rope_scale) + ";\n";
+    hooks +=
+        "// Slot g of the pair order -> row. Within a head, slots 2i and 2i+1 hold the pair i:\n"
+        "// dims (i, i + NROT/2) (NeoX); dims past NROT keep their place.\n"
+        "fn neox_row(g: u32) -> u32 {\n"
+        "  let s = g % HD;\n"
+        "  let d = select(s, select(s / 2u + NROT / 2u, s / 2u, (s & 1u) == 0u), s < NROT);\n"
+        "  return g - s + d;\n"
+        "}\n"
+        "// Rotation of the value v of slot s by its pair partner p at position ps.\n"
+        "fn rope(v: f32, p: f32, s: u32, ps: u32) -> f32 {\n"
+        "  if (s >= NROT) { return v; }\n"
+        "  let theta = f32(ps) * ROPE_SCALE * pow(ROPE_BASE, -2.0 * f32(s / 2u) / f32(NROT));\n"
+        "  let c = cos(theta);\n"
+        "  let sn = sin(theta);\n"
+        "  if ((s & 1u) == 0u) { return v * c - p * sn; }\n"
+        "  return p * sn + v * c;\n"
+        "}\n";
+  }
+  t.set("HOOK_FUNCS", hooks);
+  t.set("SG_ARGS", s.features.subgroups
+                       ? ",\n        @builtin(subgroup_invocation_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32"
+                       : "");
+  if (s.features.subgroups) {
+    t.set("LANES",
+          "  // Rows go to subgroups by a dense slot taken atomically, so the lanes of a row\n"
+          "  // are TPR consecutive invocations of one subgroup, whatever its size.\n"
+          "  if (li == 0u) { atomicStore(&sg_count, 0u); }\n"
+          "  workgroupBarrier();\n"
+          "  var sgs = 0u;\n"
+          "  if (sg_id == 0u) { sgs = atomicAdd(&sg_count, 1u); }\n"
+          "  sgs = subgroupBroadcast(sgs, 0u);\n"
+          "  let lr = sgs * (sg_size / TPR) + sg_id / TPR;\n"
+          "  let ln = sg_id % TPR;");
+  } else {
+    t.set("LANES", "  let lr = li / TPR;\n  let ln = li % TPR;");
+  }
+  t.set("ROW_MAP", row_map(s, "lr"));
+  t.set("ROW_MAP_SLOT", row_map(s, "slot"));
+  if (s.hooks.prologue == Prologue::RmsNorm) {
+    t.set("PROLOGUE",
+          "  for (var t = 0u; t < TOKENS; t++) {\n"
+          "    let tg = z * TOKENS + t;\n"
+          "    var ss = 0.0;\n"
+          "    if (tg < M) {\n"
+          "      for (var i = li; i < K; i += WG) { let v = x4[(tg * K + i) / 4u][i % 4u]; ss = ss + v * v; }\n"
+          "    }\n"
+          "    red[li] = ss;\n"
+          "    workgroupBarrier();\n"
+          "    for (var s = WG / 2u; s > 0u; s = s / 2u) {\n"
+          "      if (li < s) { red[li] = red[li] + red[li + s]; }\n"
+          "      workgroupBarrier();\n"
+          "    }\n"
+          "    if (li == 0u) { nscale[t] = 1.0 / sqrt(red[0] / f32(K) + EPS); }\n"
+          "    workgroupBarrier();\n"
+          "  }");
+    t.set("STAGE_HOOK", "        v = (v * nscale[t]) * nw4[e / 4u];");
+  } else {
+    t.set("PROLOGUE", "");
+    t.set("STAGE_HOOK", "");
+  }
+  std::string acc = "  var accA: array<f32, TOKENS>;\n";
+  if (weights(s) == 2) acc += "  var accB: array<f32, TOKENS>;\n";
+  t.set("ACC_DECL", acc);
+  t.set("UNIT_LOOP", unit_loop(s, ui.chunks));
+  t.set("REDUCE", reduce(s));
+  t.set("EPILOGUE", epilogue(s));
+  return t.render();
+}
+
+}  // namespace blockq::matvec

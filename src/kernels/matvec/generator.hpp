@@ -1,0 +1,48 @@
+// The matvec kernel generator: plans a KernelSpec from the device's limits
+// (workgroup size, invocations per row, staged tile, tokens per workgroup,
+// subgroup use) and renders its WGSL. The host binds buffers in the order
+// bindings(spec) gives, and dispatches grid(spec, rows).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/context.hpp"
+#include "gpu/recorder.hpp"
+#include "kernels/common/spec.hpp"
+
+namespace blockq::matvec {
+
+// Choices a caller (a test, the bench, the autotuner) may force; unset ones
+// are derived from the limits.
+struct Options {
+  std::optional<bool> subgroups;  // default: on where the device has them
+  std::optional<uint32_t> wg, tpr, unroll, tokens;
+  std::optional<uint32_t> max_tile;  // cap the staged tile (tests of tiling)
+};
+
+KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks = {}, const Options& opt = {});
+
+// The same planning against explicit limits (for tests of the sizing).
+struct Limits {
+  uint32_t invocations = 256, shared = 16384, max_groups = 65535;
+  uint32_t subgroup_min = 0, subgroup_max = 0;  // 0: no subgroups
+};
+Limits limits_of(const gpu::Context& ctx);
+KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, const Options& opt);
+
+// What each binding of the kernel is, in binding order.
+enum class Role { Params, X, MainA, SideA, MainB, SideB, NormW, Bias, Pos, Y };
+std::vector<Role> bindings(const KernelSpec& spec);
+
+// Workgroup memory the kernel declares, in bytes.
+uint32_t shared_bytes(const KernelSpec& spec);
+
+std::string wgsl(const KernelSpec& spec);
+
+// Workgroups for a chunk of `rows` rows (z = token chunks).
+gpu::Grid grid(const KernelSpec& spec, uint32_t rows);
+
+}  // namespace blockq::matvec

@@ -1,0 +1,271 @@
+// Matvec parity tests: every format x hook x {ragged n, k at the smallest
+// block multiple and a tiled k, batch 1 and 5}, on the test adapter (run by
+// CTest as is and under the low-end profile), on random data with poisoned
+// outputs. Each case reports its max relative error against float64 and
+// against the CPU twin. Bounds: 1e-4 vs the twin and 5e-4 vs float64 for the
+// plain paths (f32 accumulation over k <= 2048, GPU FMA contraction);
+// RoPE 2e-3 (GPU pow/sin/cos).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "kernels/matvec/op.hpp"
+#include "kernels/matvec/twin.hpp"
+#include "support/gpu.hpp"
+#include "support/random.hpp"
+#include "util/error.hpp"
+
+using namespace blockq;
+using namespace blockq::matvec;
+using blockq::testing_support::test_context;
+namespace ts = blockq::testing_support;
+
+namespace {
+
+struct Kind {
+  std::string name;
+  WeightKind kind;
+  uint32_t block;  // smallest k
+};
+
+std::vector<Kind> all_kinds() {
+  std::vector<Kind> v;
+  for (Format f : kAllFormats) {
+    WeightKind w;
+    w.format = f;
+    uint32_t block = std::max<uint32_t>(32, traits(f).block_elems);
+    v.push_back({std::string(traits(f).name), w, block});
+  }
+  for (uint8_t bits : {4, 8})
+    for (bool zp : {false, true}) {
+      WeightKind w;
+      w.onnx = true;
+      w.bits = bits;
+      w.block_size = 32;
+      w.zero_points = zp;
+      v.push_back({w.name(), w, 32});
+    }
+  WeightKind w16;
+  w16.onnx = true;
+  w16.bits = 4;
+  w16.block_size = 16;
+  w16.zero_points = true;
+  v.push_back({w16.name(), w16, 16});
+  return v;
+}
+
+// Owns the bytes a HostWeight points to.
+struct OwnedWeight {
+  std::vector<uint8_t> ggml;
+  OnnxBlockMatrix onnx;
+  HostWeight host;
+};
+
+OwnedWeight make_weight(const WeightKind& kind, uint32_t n, uint32_t k, uint32_t seed) {
+  OwnedWeight o;
+  auto vals = ts::random_normal(size_t{n} * k, seed, 0.f, 0.5f);
+  o.host.kind = kind;
+  o.host.n = n;
+  o.host.k = k;
+  if (kind.onnx) {
+    o.onnx = onnx_quantize(vals, n, k, kind.bits, kind.block_size,
+                           kind.zero_points ? OnnxQuantMode::Asymmetric : OnnxQuantMode::Symmetric);
+  } else {
+    o.ggml = quantize(kind.format, vals);
+  }
+  return o;
+}
+
+void fix(OwnedWeight& o) {
+  if (o.host.kind.onnx)
+    o.host.onnx = &o.onnx;
+  else
+    o.host.ggml = o.ggml;
+}
+
+struct Case {
+  Kind kind;
+  Hooks hooks;
+  uint32_t n, k, m;
+  Options opt;
+  uint64_t max_chunk_bytes = 0;
+};
+
+struct Errors {
+  double vs_ref, vs_twin;
+};
+
+Errors run_case(const Case& c, uint32_t seed) {
+  auto& ctx = test_context();
+  OwnedWeight wa = make_weight(c.kind.kind, c.n, c.k, seed);
+  fix(wa);
+  const bool silu = c.hooks.epilogue == Epilogue::SiluGate;
+  OwnedWeight wb;
+  if (silu) {
+    wb = make_weight(c.kind.kind, c.n, c.k, seed + 7);
+    fix(wb);
+  }
+  KernelSpec spec = plan(ctx, c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
+  auto x = ts::random_normal(size_t{c.m} * c.k, seed + 1, 0.f, 1.f);
+  auto nw = ts::random_floats(c.k, seed + 2, 0.5f, 1.5f);
+  auto bias = ts::random_floats(c.n, seed + 3, -1.f, 1.f);
+  auto y_in = ts::random_floats(size_t{c.m} * c.n, seed + 4, -1.f, 1.f);
+  std::vector<uint32_t> pos(c.m);
+  for (uint32_t t = 0; t < c.m; ++t) pos[t] = 3 + 2 * t;
+
+  UploadOptions uo;
+  uo.max_chunk_bytes = c.max_chunk_bytes;
+  if (c.hooks.epilogue == Epilogue::Rope) uo.row_granularity = std::lcm(256u, c.hooks.head_dim);
+  Weights ga = upload(ctx, wa.host, "test.a", uo);
+  Weights gb;
+  if (silu) gb = upload(ctx, wb.host, "test.b", uo);
+  auto xb = ctx.storage<float>(x, "x");
+  auto nwb = ctx.storage<float>(nw, "nw");
+  auto bb = ctx.storage<float>(bias, "bias");
+  auto pb = ctx.storage<uint32_t>(pos, "pos");
+  auto yb = ctx.create_buffer(y_in.size() * 4, gpu::kStorage, "y");
+  if (c.hooks.epilogue == Epilogue::Acc) {
+    ctx.upload<float>(yb, y_in);
+  } else {
+    std::vector<float> poison(y_in.size());
+    ts::poison(poison);
+    ctx.upload<float>(yb, poison);
+  }
+  Args args{&ga, silu ? &gb : nullptr, &xb, &yb, &nwb, &bb, &pb};
+  Prepared p = prepare(ctx, spec, args);
+  gpu::Recorder rec(ctx);
+  p.record(rec);
+  rec.submit();
+  auto y = ctx.download<float>(yb, 0, y_in.size());
+  EXPECT_EQ(ts::first_poisoned(y), -1) << spec.key();
+
+  TwinInputs in{&wa.host, silu ? &wb.host : nullptr, x, nw, bias, pos, y_in};
+  auto tw = twin(spec, in);
+  auto ref = reference(spec, in);
+  Errors e{ts::max_rel_err(y, ref), ts::max_rel_err(y, tw)};
+  std::printf("  %-60s vs f64 %.2e  vs twin %.2e  twin vs f64 %.2e\n", spec.key().c_str(), e.vs_ref,
+              e.vs_twin, ts::max_rel_err(tw, ref));
+  EXPECT_LT(ts::max_rel_err(tw, ref), 5e-4) << "twin vs float64, " << spec.key();
+  return e;
+}
+
+Hooks hook(const std::string& name) {
+  Hooks h;
+  if (name == "acc") h.epilogue = Epilogue::Acc;
+  if (name == "silu") h.epilogue = Epilogue::SiluGate;
+  if (name == "rmsnorm") h.prologue = Prologue::RmsNorm;
+  if (name == "bias") h.bias = true;
+  if (name == "rope" || name == "rope_neox") {
+    h.epilogue = Epilogue::Rope;
+    h.rope_mode = name == "rope" ? RopeMode::Normal : RopeMode::Neox;
+    h.head_dim = 8;
+    h.n_rot = 6;  // the last two dims of each head pass through
+    h.rope_base = 10000.f;
+    h.rope_scale = 0.5f;
+  }
+  return h;
+}
+
+class MatvecParity : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(MatvecParity, MatchesTwinAndFloat64) {
+  const auto kinds = all_kinds();
+  const Kind& kind = kinds[std::get<0>(GetParam())];
+  const std::string hname = std::get<1>(GetParam());
+  const Hooks h = hook(hname);
+  const bool rope = h.epilogue == Epilogue::Rope;
+  const double tol_twin = rope ? 2e-3 : 1e-4, tol_ref = rope ? 2e-3 : 5e-4;
+  uint32_t seed = 100;
+  for (uint32_t m : {1u, 5u}) {
+    // Ragged n; k at the smallest block multiple.
+    Case c{kind, h, rope ? 24u : 37u, kind.block, m, {}};
+    auto e = run_case(c, seed++);
+    EXPECT_LT(e.vs_twin, tol_twin) << kind.name << " " << hname << " m=" << m;
+    EXPECT_LT(e.vs_ref, tol_ref) << kind.name << " " << hname << " m=" << m;
+    // A longer k staged in several tiles, with the portable reduction.
+    Case t{kind, h, rope ? 40u : 67u, std::max(kind.block * 4, 512u), m, {}};
+    t.opt.max_tile = std::max(kind.block, 128u);
+    t.opt.subgroups = false;
+    e = run_case(t, seed++);
+    EXPECT_LT(e.vs_twin, tol_twin) << kind.name << " " << hname << " tiled m=" << m;
+    EXPECT_LT(e.vs_ref, tol_ref) << kind.name << " " << hname << " tiled m=" << m;
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::tuple<int, std::string>>& info) {
+  std::string s = all_kinds()[std::get<0>(info.param)].name + "_" + std::get<1>(info.param);
+  for (char& ch : s)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormatsAllHooks, MatvecParity,
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(all_kinds().size())),
+                                            ::testing::Values("store", "acc", "silu", "rmsnorm", "bias",
+                                                              "rope", "rope_neox")),
+                         param_name);
+
+TEST(Matvec, SubgroupAndPortablePathsAgree) {
+  auto& ctx = test_context();
+  if (!ctx.features().subgroups) GTEST_SKIP() << "no subgroups on this device";
+  auto kinds = all_kinds();
+  for (int i : {7, 8, 10}) {  // q8_0, q4_K, q6_K
+    for (bool sg : {false, true}) {
+      Case c{kinds[i], {}, 70, 1024, 3, {}};
+      c.opt.subgroups = sg;
+      auto e = run_case(c, 900 + i);
+      EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " subgroups=" << sg;
+    }
+  }
+}
+
+TEST(Matvec, WeightSplitAcrossBindingsByRows) {
+  auto kinds = all_kinds();
+  // Force chunks of 4 KiB: 600 rows of Q8_0 k=256 split into many bindings.
+  Case c{kinds[7], hook("rmsnorm"), 600, 256, 2, {}};
+  c.max_chunk_bytes = 4096;
+  auto e = run_case(c, 1234);
+  EXPECT_LT(e.vs_twin, 1e-4);
+  Case r{kinds[10], hook("rope_neox"), 512, 256, 2, {}};
+  r.max_chunk_bytes = 8192;
+  e = run_case(r, 1235);
+  EXPECT_LT(e.vs_twin, 2e-3);
+}
+
+TEST(Matvec, PlanFollowsTheLimits) {
+  Limits low;  // WebGPU defaults
+  WeightKind q8;
+  q8.format = Format::Q8_0;
+  auto s = plan(low, q8, 4096, 14336, 8, {}, {});
+  EXPECT_LE(s.wg, 256u);
+  EXPECT_LE(shared_bytes(s), 16384u);
+  EXPECT_EQ(s.wg % s.tpr, 0u);
+  EXPECT_FALSE(s.features.subgroups);
+  Limits nv{1024, 49152, 65535, 32, 32};
+  auto g = plan(nv, q8, 4096, 14336, 1, {}, {});
+  EXPECT_TRUE(g.features.subgroups);
+  EXPECT_LE(g.tpr, 32u);
+  EXPECT_LE(shared_bytes(g), 49152u);
+  Limits sw{256, 16384, 65535, 4, 4};
+  auto w = plan(sw, q8, 960, 960, 1, {}, {});
+  EXPECT_LE(w.tpr, 4u);  // never more lanes per row than the smallest subgroup
+}
+
+TEST(Matvec, BadShapesAreClearErrors) {
+  auto& ctx = test_context();
+  WeightKind q4k;
+  q4k.format = Format::Q4_K;
+  std::vector<uint8_t> bytes(144 * 2);
+  HostWeight w{q4k, 2, 128, bytes};
+  try {
+    upload(ctx, w, "bad");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple"), std::string::npos) << e.what();
+  }
+  HostWeight short_bytes{q4k, 3, 256, bytes};
+  EXPECT_THROW(upload(ctx, short_bytes, "short"), Error);
+}
+
+}  // namespace

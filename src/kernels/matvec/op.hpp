@@ -1,0 +1,63 @@
+// The matvec operation on the GPU: a weight uploaded once in the kernel's
+// layout (split by rows into chunks that each fit a binding), and a prepared
+// dispatch (pipeline, bind groups and grids made once, recorded per token
+// with no allocation).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gpu/context.hpp"
+#include "gpu/recorder.hpp"
+#include "kernels/matvec/generator.hpp"
+#include "kernels/matvec/layout.hpp"
+
+namespace blockq::matvec {
+
+struct Weights {
+  WeightKind kind;
+  uint32_t n = 0, k = 0;
+  std::string label;
+  struct Chunk {
+    uint32_t row0 = 0, rows = 0;
+    gpu::Buffer main, side, params;  // params: uniform {row0, rows, side_off, 0}
+  };
+  std::vector<Chunk> chunks;
+  uint64_t bytes() const;  // main + side bytes on the device
+};
+
+struct UploadOptions {
+  uint32_t row_granularity = 256;  // chunk rows are a multiple (keep RPW and head_dim | it)
+  uint64_t max_chunk_bytes = 0;    // 0: the binding / buffer limit
+};
+
+// Repacks and uploads w; a weight past the binding limit is split by rows.
+Weights upload(const gpu::Context& ctx, const HostWeight& w, const std::string& label,
+               const UploadOptions& opt = {});
+
+struct Args {
+  const Weights* a = nullptr;      // the weight (gate for SiluGate)
+  const Weights* b = nullptr;      // SiluGate: up
+  const gpu::Buffer* x = nullptr;  // [m, k] f32
+  const gpu::Buffer* y = nullptr;  // [m, n] f32
+  const gpu::Buffer* norm_w = nullptr;  // [k] f32 (RmsNorm)
+  const gpu::Buffer* bias = nullptr;    // [n] f32
+  const gpu::Buffer* pos = nullptr;     // [m] u32 (RoPE)
+};
+
+class Prepared {
+ public:
+  KernelSpec spec;
+  void record(gpu::Recorder& rec) const;
+
+ private:
+  friend Prepared prepare(const gpu::Context&, const KernelSpec&, const Args&);
+  const gpu::Kernel* kernel_ = nullptr;
+  std::vector<gpu::BindGroup> groups_;
+  std::vector<gpu::Grid> grids_;
+};
+
+// Compiles (or finds in the cache) spec's kernel and binds args, one bind
+// group per row chunk. Throws blockq::Error on mismatched shapes.
+Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& args);
+
+}  // namespace blockq::matvec

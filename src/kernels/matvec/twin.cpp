@@ -1,0 +1,196 @@
+// The matvec CPU twin and float64 reference (order stated in twin.hpp).
+#include "kernels/matvec/twin.hpp"
+
+#include <cmath>
+
+#include "kernels/common/reduce_twin.hpp"
+#include "util/error.hpp"
+
+namespace blockq::matvec {
+
+namespace {
+
+float dot4(const float* a, const float* b) {
+  float s = a[0] * b[0];
+  s = s + a[1] * b[1];
+  s = s + a[2] * b[2];
+  s = s + a[3] * b[3];
+  return s;
+}
+
+uint32_t partner_dim(const KernelSpec& s, uint32_t slot_global) {
+  // Row of slot g in the pair order (see neox_row in the generator).
+  const auto& h = s.hooks;
+  const uint32_t sl = slot_global % h.head_dim;
+  uint32_t d = sl;
+  if (h.rope_mode == RopeMode::Neox && sl < h.n_rot) d = (sl % 2 == 0) ? sl / 2 : sl / 2 + h.n_rot / 2;
+  return slot_global - sl + d;
+}
+
+// The staged input of token t: x, or the RMSNorm of x times nw (twin order).
+std::vector<float> staged(const KernelSpec& s, const TwinInputs& in, uint32_t t, uint32_t kp) {
+  std::vector<float> xs(kp, 0.f);
+  const float* x = in.x.data() + size_t{t} * s.k;
+  if (s.hooks.prologue == Prologue::None) {
+    std::copy(x, x + s.k, xs.begin());
+    return xs;
+  }
+  const float ss = twin::detail::strided_reduce<twin::detail::SumOp>(
+      [&](size_t i) { return x[i] * x[i]; }, s.k, s.wg);
+  const float mean = ss / static_cast<float>(s.k);
+  const float shift = mean + s.hooks.eps;
+  const float scale = 1.0f / std::sqrt(shift);
+  for (uint32_t i = 0; i < s.k; ++i) {
+    const float v = x[i] * scale;
+    xs[i] = v * in.norm_w[i];
+  }
+  return xs;
+}
+
+// The kernel's sum for one row (w: the row's kp decoded weights).
+float row_sum(const KernelSpec& s, const float* w, const float* xs, const UnitInfo& ui) {
+  std::vector<float> lanes(s.tpr, 0.f);
+  for (uint32_t t0 = 0; t0 < ui.kp; t0 += s.tile) {
+    const uint32_t u0 = t0 / ui.unit, u1 = std::min(ui.kp, t0 + s.tile) / ui.unit;
+    for (uint32_t l = 0; l < s.tpr; ++l)
+      for (uint32_t u = u0 + l; u < u1; u += s.tpr)
+        for (uint32_t c = 0; c < ui.chunks; ++c) {
+          const uint32_t e = u * ui.unit + 8 * c;
+          const float a = dot4(w + e, xs + e);
+          const float b = dot4(w + e + 4, xs + e + 4);
+          lanes[l] = lanes[l] + (a + b);
+        }
+  }
+  return twin::detail::tree_reduce<twin::detail::SumOp>(lanes);
+}
+
+}  // namespace
+
+std::vector<float> dequantize_rows(const HostWeight& w, uint32_t row0, uint32_t rows) {
+  const UnitInfo ui = unit_info(w.kind, w.k);
+  std::vector<float> out(size_t{rows} * ui.kp, 0.f);
+  if (w.kind.onnx) {
+    std::vector<float> row(w.onnx->blocks_per_row() * w.kind.block_size);
+    for (uint32_t r = 0; r < rows; ++r) {
+      dequantize_row(*w.onnx, row0 + r, std::span<float>(row.data(), w.k));
+      std::copy(row.begin(), row.begin() + w.k, out.begin() + size_t{r} * ui.kp);
+    }
+    return out;
+  }
+  const size_t rb = blockq::row_bytes(w.kind.format, w.k);
+  for (uint32_t r = 0; r < rows; ++r)
+    traits(w.kind.format).dequantize(w.ggml.data() + size_t{row0 + r} * rb, out.data() + size_t{r} * ui.kp, w.k);
+  return out;
+}
+
+std::vector<float> twin(const KernelSpec& s, const TwinInputs& in) {
+  BQ_ASSERT(in.a && in.x.size() == size_t{s.m} * s.k);
+  const UnitInfo ui = unit_info(s.weight, s.k);
+  const bool silu = s.hooks.epilogue == Epilogue::SiluGate;
+  BQ_ASSERT(!silu || in.b);
+  std::vector<float> wa = dequantize_rows(*in.a, 0, s.n);
+  std::vector<float> wb = silu ? dequantize_rows(*in.b, 0, s.n) : std::vector<float>{};
+  std::vector<float> sums(size_t{s.m} * s.n), sums_b(silu ? size_t{s.m} * s.n : 0);
+  for (uint32_t t = 0; t < s.m; ++t) {
+    const std::vector<float> xs = staged(s, in, t, ui.kp);
+    for (uint32_t r = 0; r < s.n; ++r) {
+      float v = row_sum(s, wa.data() + size_t{r} * ui.kp, xs.data(), ui);
+      if (s.hooks.bias) v = v + in.bias[r];
+      sums[size_t{t} * s.n + r] = v;
+      if (silu) sums_b[size_t{t} * s.n + r] = row_sum(s, wb.data() + size_t{r} * ui.kp, xs.data(), ui);
+    }
+  }
+  std::vector<float> y(size_t{s.m} * s.n);
+  const auto& h = s.hooks;
+  for (uint32_t t = 0; t < s.m; ++t)
+    for (uint32_t g = 0; g < s.n; ++g) {  // g: slot in the pair order (= row unless NeoX)
+      const uint32_t r = h.epilogue == Epilogue::Rope ? partner_dim(s, g) : g;
+      const size_t i = size_t{t} * s.n + r;
+      const float v = sums[i];
+      switch (h.epilogue) {
+        case Epilogue::Store: y[i] = v; break;
+        case Epilogue::Acc: y[i] = in.y_in[i] + v; break;
+        case Epilogue::SiluGate: {
+          const float e = std::exp(-v);
+          const float den = 1.0f + e;
+          const float sl = v / den;
+          y[i] = sl * sums_b[i];
+          break;
+        }
+        case Epilogue::Rope: {
+          const uint32_t sl = g % h.head_dim;
+          if (sl >= h.n_rot) {
+            y[i] = v;
+            break;
+          }
+          const float p = sums[size_t{t} * s.n + partner_dim(s, g ^ 1u)];
+          const float ex = -2.0f * static_cast<float>(sl / 2) / static_cast<float>(h.n_rot);
+          const float tp = static_cast<float>(in.pos[t]) * h.rope_scale;
+          const float theta = tp * std::pow(h.rope_base, ex);
+          const float c = std::cos(theta), sn = std::sin(theta);
+          y[i] = (sl % 2 == 0) ? v * c - p * sn : p * sn + v * c;
+          break;
+        }
+      }
+    }
+  return y;
+}
+
+std::vector<double> reference(const KernelSpec& s, const TwinInputs& in) {
+  const UnitInfo ui = unit_info(s.weight, s.k);
+  const bool silu = s.hooks.epilogue == Epilogue::SiluGate;
+  std::vector<float> wa = dequantize_rows(*in.a, 0, s.n);
+  std::vector<float> wb = silu ? dequantize_rows(*in.b, 0, s.n) : std::vector<float>{};
+  std::vector<double> sums(size_t{s.m} * s.n), sums_b(silu ? size_t{s.m} * s.n : 0);
+  std::vector<double> xs(s.k);
+  for (uint32_t t = 0; t < s.m; ++t) {
+    const float* x = in.x.data() + size_t{t} * s.k;
+    double scale = 1.0;
+    if (s.hooks.prologue == Prologue::RmsNorm) {
+      double ss = 0;
+      for (uint32_t i = 0; i < s.k; ++i) ss += double(x[i]) * x[i];
+      scale = 1.0 / std::sqrt(ss / s.k + double(s.hooks.eps));
+    }
+    for (uint32_t i = 0; i < s.k; ++i)
+      xs[i] = s.hooks.prologue == Prologue::RmsNorm ? x[i] * scale * in.norm_w[i] : double(x[i]);
+    for (uint32_t r = 0; r < s.n; ++r) {
+      double a = 0, b = 0;
+      for (uint32_t i = 0; i < s.k; ++i) {
+        a += double(wa[size_t{r} * ui.kp + i]) * xs[i];
+        if (silu) b += double(wb[size_t{r} * ui.kp + i]) * xs[i];
+      }
+      if (s.hooks.bias) a += in.bias[r];
+      sums[size_t{t} * s.n + r] = a;
+      if (silu) sums_b[size_t{t} * s.n + r] = b;
+    }
+  }
+  std::vector<double> y(sums.size());
+  const auto& h = s.hooks;
+  for (uint32_t t = 0; t < s.m; ++t)
+    for (uint32_t g = 0; g < s.n; ++g) {
+      const uint32_t r = h.epilogue == Epilogue::Rope ? partner_dim(s, g) : g;
+      const size_t i = size_t{t} * s.n + r;
+      const double v = sums[i];
+      switch (h.epilogue) {
+        case Epilogue::Store: y[i] = v; break;
+        case Epilogue::Acc: y[i] = in.y_in[i] + v; break;
+        case Epilogue::SiluGate: y[i] = v / (1.0 + std::exp(-v)) * sums_b[i]; break;
+        case Epilogue::Rope: {
+          const uint32_t sl = g % h.head_dim;
+          if (sl >= h.n_rot) {
+            y[i] = v;
+            break;
+          }
+          const double p = sums[size_t{t} * s.n + partner_dim(s, g ^ 1u)];
+          const double theta = double(in.pos[t]) * h.rope_scale *
+                               std::pow(double(h.rope_base), -2.0 * (sl / 2) / double(h.n_rot));
+          y[i] = (sl % 2 == 0) ? v * std::cos(theta) - p * std::sin(theta)
+                               : p * std::sin(theta) + v * std::cos(theta);
+          break;
+        }
+      }
+    }
+  return y;
+}
+
+}  // namespace blockq::matvec
