@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace blockq {
 
@@ -40,5 +41,13 @@ std::optional<Format> format_from_name(std::string_view name);
 // Bytes of a row of `elems` elements; throws blockq::Error if elems is not a
 // multiple of the block size.
 size_t row_bytes(Format f, uint64_t elems);
+
+// Checked forms of the traits' codecs: out.size() / in.size() elements (a
+// multiple of the block size) and exactly row_bytes(f, elems) bytes of blocks,
+// else blockq::Error.
+void dequantize(Format f, std::span<const uint8_t> blocks, std::span<float> out);
+void quantize(Format f, std::span<const float> in, std::span<uint8_t> blocks);
+std::vector<uint8_t> quantize(Format f, std::span<const float> in);
+std::vector<float> dequantize(Format f, std::span<const uint8_t> blocks, uint64_t elems);
 
 }  // namespace blockq
