@@ -1,0 +1,35 @@
+// Benchmarks behind `blockq bench`: option sets and result rows.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/context.hpp"
+#include "kernels/common/bandwidth.hpp"
+#include "kernels/matvec/generator.hpp"
+
+namespace blockq::bench {
+
+struct MatvecBenchOptions {
+  std::vector<WeightKind> kinds;
+  std::vector<std::pair<uint32_t, uint32_t>> shapes;  // (n rows, k)
+  std::vector<uint32_t> batches = {1, 8};
+  std::vector<matvec::Options> variants = {{}};      // kernel choices to time
+  uint64_t rotate_bytes = 512ull << 20;               // weight copies to cycle through
+  size_t max_copies = 64;
+  int samples = 15;          // timed passes (median)
+  int calls_per_sample = 4;  // each pass calls every copy this many times
+  bool progress = true;
+};
+
+struct MatvecRow {
+  std::string kind, spec, error;
+  uint32_t n = 0, k = 0, m = 0;
+  double us = 0, bytes = 0, gbps = 0, ratio = 0;
+  bool gpu_timestamps = false;
+};
+
+std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOptions& o,
+                                    const Bandwidth& bw);
+
+}  // namespace blockq::bench

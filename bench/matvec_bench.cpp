@@ -1,0 +1,150 @@
+// `blockq bench matvec`: microseconds per call (timestamp queries, median),
+// GB/s of the bytes that must move (weights and scales in the kernel's
+// layout, x and y once each) and the ratio to the streaming-read bandwidth
+// measured in the same run. Weights rotate across copies so the L2 cache
+// does not flatter the figures.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "bench/bench.hpp"
+#include "gpu/recorder.hpp"
+#include "kernels/common/bandwidth.hpp"
+#include "kernels/matvec/op.hpp"
+#include "quant/half.hpp"
+#include "util/error.hpp"
+
+namespace blockq::bench {
+
+namespace {
+
+// Random but valid blocks: random bytes, with every f16 scale field set to a
+// small finite value (and whole F16/BF16/F32 tensors drawn as numbers).
+std::vector<uint8_t> random_blocks(Format f, uint32_t n, uint32_t k, uint32_t seed) {
+  const size_t bytes = size_t{n} * row_bytes(f, k);
+  std::vector<uint8_t> v(bytes);
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    uint64_t r = rng();
+    std::memcpy(&v[i], &r, 8);
+  }
+  std::uniform_real_distribution<float> small(0.001f, 0.01f), val(-1.f, 1.f);
+  auto set16 = [&](size_t off, uint16_t h) { std::memcpy(&v[off], &h, 2); };
+  const auto& t = traits(f);
+  const size_t blocks = bytes / t.block_bytes;
+  switch (f) {
+    case Format::F32:
+      for (size_t i = 0; i < bytes / 4; ++i) {
+        float x = val(rng);
+        std::memcpy(&v[4 * i], &x, 4);
+      }
+      break;
+    case Format::F16:
+      for (size_t i = 0; i < bytes / 2; ++i) set16(2 * i, f32_to_f16(val(rng)));
+      break;
+    case Format::BF16:
+      for (size_t i = 0; i < bytes / 2; ++i) set16(2 * i, f32_to_bf16(val(rng)));
+      break;
+    case Format::Q6_K:
+      for (size_t b = 0; b < blocks; ++b) set16(b * t.block_bytes + 208, f32_to_f16(small(rng)));
+      break;
+    case Format::Q4_1: case Format::Q5_1: case Format::Q4_K: case Format::Q5_K:
+      for (size_t b = 0; b < blocks; ++b) {
+        set16(b * t.block_bytes, f32_to_f16(small(rng)));
+        set16(b * t.block_bytes + 2, f32_to_f16(small(rng)));
+      }
+      break;
+    default:
+      for (size_t b = 0; b < blocks; ++b) set16(b * t.block_bytes, f32_to_f16(small(rng)));
+  }
+  return v;
+}
+
+OnnxBlockMatrix random_onnx(const WeightKind& kind, uint32_t n, uint32_t k, uint32_t seed) {
+  OnnxBlockMatrix m;
+  m.bits = kind.bits;
+  m.block_size = kind.block_size;
+  m.rows = n;
+  m.cols = k;
+  std::mt19937_64 rng(seed);
+  m.data.resize(n * m.row_data_bytes());
+  for (auto& b : m.data) b = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> small(0.001f, 0.01f);
+  m.scales.resize(n * m.blocks_per_row());
+  for (auto& s : m.scales) s = small(rng);
+  if (kind.zero_points) {
+    m.zero_points.emplace(n * m.zp_row_bytes());
+    for (auto& z : *m.zero_points) z = static_cast<uint8_t>(rng());
+  }
+  return m;
+}
+
+}  // namespace
+
+std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOptions& o,
+                                    const Bandwidth& bw) {
+  std::vector<MatvecRow> rows;
+  for (const auto& kind : o.kinds)
+    for (const auto& [n, k] : o.shapes) {
+      // Host data for one copy; the copies differ only by where they live.
+      std::vector<uint8_t> blocks;
+      OnnxBlockMatrix om;
+      matvec::HostWeight hw{kind, n, k};
+      if (kind.onnx) {
+        om = random_onnx(kind, n, k, 7);
+        hw.onnx = &om;
+      } else {
+        blocks = random_blocks(kind.format, n, k, 7);
+        hw.ggml = blocks;
+      }
+      std::vector<matvec::Weights> copies;
+      uint64_t wbytes = 0;
+      do {
+        copies.push_back(matvec::upload(ctx, hw, fmt::format("bench.{}.{}", kind.name(), copies.size())));
+        wbytes = copies.back().bytes();
+      } while (copies.size() < o.max_copies && wbytes * copies.size() < o.rotate_bytes);
+      for (uint32_t m : o.batches) {
+        std::vector<float> x(size_t{m} * k);
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<float> d(-1.f, 1.f);
+        for (auto& v : x) v = d(rng);
+        auto xb = ctx.storage<float>(x, "bench.x");
+        auto yb = ctx.create_buffer(uint64_t{m} * n * 4, gpu::kStorage, "bench.y");
+        for (const auto& variant : o.variants) {
+          MatvecRow row;
+          row.kind = kind.name();
+          row.n = n;
+          row.k = k;
+          row.m = m;
+          try {
+            KernelSpec spec = matvec::plan(ctx, kind, n, k, m, {}, variant);
+            row.spec = spec.key();
+            std::vector<matvec::Prepared> prepared;
+            for (const auto& c : copies) prepared.push_back(matvec::prepare(ctx, spec, {&c, nullptr, &xb, &yb}));
+            auto body = [&](gpu::Recorder& r) {
+              for (int rep = 0; rep < o.calls_per_sample; ++rep)
+                for (const auto& p : prepared) p.record(r);
+            };
+            gpu::time_passes(ctx, 2, body);  // warm-up, compiles everything
+            auto t = gpu::time_passes(ctx, o.samples, body);
+            const double calls = double(o.calls_per_sample) * prepared.size();
+            row.us = t.median() / calls / 1e3;
+            row.bytes = double(wbytes) + 4.0 * m * k + 4.0 * m * n;
+            row.gbps = row.bytes / (row.us * 1e3);
+            row.ratio = row.gbps / bw.gbps;
+            row.gpu_timestamps = t.gpu_timestamps;
+          } catch (const Error& e) {
+            row.error = e.what();
+          }
+          rows.push_back(row);
+          if (o.progress)
+            fmt::print(stderr, "  {:<10} {:>6}x{:<6} m={} {:>9.2f} us {:>8.1f} GB/s {:>5.1f}%  {}\n", row.kind,
+                       n, k, m, row.us, row.gbps, 100 * row.ratio, row.error.empty() ? row.spec : row.error);
+        }
+      }
+    }
+  return rows;
+}
+
+}  // namespace blockq::bench

@@ -1,0 +1,147 @@
+// `blockq bench matvec`: the matvec benchmark table (or --json), with the
+// streaming-read bandwidth measured in the same run as the ceiling.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench.hpp"
+#include "tools/context.hpp"
+#include "util/error.hpp"
+
+namespace blockq::tools {
+namespace {
+
+WeightKind parse_kind(const std::string& s) {
+  WeightKind w;
+  if (s.rfind("onnx", 0) == 0) {  // onnx4, onnx8, onnx4zp, onnx4b32zp
+    w.onnx = true;
+    w.bits = s.size() > 4 && s[4] == '8' ? 8 : 4;
+    w.block_size = 32;
+    auto b = s.find('b');
+    if (b != std::string::npos) w.block_size = std::stoul(s.substr(b + 1));
+    w.zero_points = s.find("zp") != std::string::npos;
+    return w;
+  }
+  auto f = format_from_name(s);
+  BQ_CHECK(f, "unknown format '{}'", s);
+  w.format = *f;
+  return w;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p <= s.size()) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    if (q > p) out.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+void add_bench(CLI::App& app, GlobalOptions& g) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks (tables, --json)");
+  bench->require_subcommand(1);
+  auto* mv = bench->add_subcommand("matvec", "Quantized matrix-vector kernels against the read bandwidth");
+  struct Opts {
+    std::string formats = "q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16,onnx4,onnx8zp";
+    std::string shapes = "49152x960,2560x960,14336x4096,4096x14336";
+    std::string batches = "1,8";
+    std::string sweep;  // e.g. "wg=128,256;tpr=16,32;unroll=1,2,4;sg=0,1"
+    bool json = false, quick = false;
+    int samples = 15;
+    uint64_t bw_bytes = 1ull << 30;
+  };
+  static Opts o;
+  mv->add_option("--formats", o.formats, "Comma-separated formats");
+  mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
+  mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;sg=..;tokens=..");
+  mv->add_option("--samples", o.samples, "Timed passes per case (median)");
+  mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
+  mv->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
+  mv->add_flag("--json", o.json, "Print JSON");
+  mv->callback([&g] {
+    auto ctx = make_context(g);
+    bench::MatvecBenchOptions bo;
+    for (const auto& f : split(o.formats)) bo.kinds.push_back(parse_kind(f));
+    if (o.quick) o.shapes = "256x256,512x1024";
+    for (const auto& s : split(o.shapes)) {
+      auto x = s.find('x');
+      BQ_CHECK(x != std::string::npos, "shape '{}' is not NxK", s);
+      bo.shapes.push_back({static_cast<uint32_t>(std::stoul(s.substr(0, x))),
+                           static_cast<uint32_t>(std::stoul(s.substr(x + 1)))});
+    }
+    bo.batches.clear();
+    for (const auto& b : split(o.batches)) bo.batches.push_back(std::stoul(b));
+    bo.samples = o.samples;
+    if (o.quick) {
+      bo.rotate_bytes = 1 << 20;
+      bo.max_copies = 2;
+      bo.calls_per_sample = 1;
+      o.bw_bytes = std::min<uint64_t>(o.bw_bytes, 16 << 20);
+    }
+    // Variants: the cartesian product of the sweep's lists (default: the plan).
+    std::vector<matvec::Options> vars = {{}};
+    for (const auto& part : split(o.sweep.empty() ? "" : o.sweep)) (void)part;
+    size_t p = 0;
+    while (!o.sweep.empty() && p < o.sweep.size()) {
+      size_t q = o.sweep.find(';', p);
+      if (q == std::string::npos) q = o.sweep.size();
+      std::string item = o.sweep.substr(p, q - p);
+      p = q + 1;
+      auto eq = item.find('=');
+      BQ_CHECK(eq != std::string::npos, "sweep item '{}' is not key=v1,v2", item);
+      const std::string key = item.substr(0, eq);
+      std::vector<matvec::Options> next;
+      for (const auto& v : vars)
+        for (const auto& val : split(item.substr(eq + 1))) {
+          matvec::Options n = v;
+          const uint32_t u = std::stoul(val);
+          if (key == "wg") n.wg = u;
+          else if (key == "tpr") n.tpr = u;
+          else if (key == "unroll") n.unroll = u;
+          else if (key == "tokens") n.tokens = u;
+          else if (key == "sg") n.subgroups = u != 0;
+          else fail("unknown sweep key '{}'", key);
+          next.push_back(n);
+        }
+      vars = next;
+    }
+    bo.variants = vars;
+    bo.progress = !o.json;
+    auto bw = measure_read_bandwidth(ctx, o.bw_bytes);
+    if (!o.json)
+      fmt::print("device {} | streaming read {:.1f} GB/s ({} MiB, {} samples, {})\n", ctx.adapter().name(),
+                 bw.gbps, bw.bytes >> 20, bw.samples, bw.gpu_timestamps ? "timestamp queries" : "wall clock");
+    auto rows = bench::bench_matvec(ctx, bo, bw);
+    if (o.json) {
+      nlohmann::json j;
+      j["device"] = ctx.adapter().name();
+      j["bandwidth_gbps"] = bw.gbps;
+      j["bandwidth_bytes"] = bw.bytes;
+      j["timestamps"] = bw.gpu_timestamps;
+      for (const auto& r : rows)
+        j["rows"].push_back({{"format", r.kind}, {"n", r.n}, {"k", r.k}, {"batch", r.m}, {"us", r.us},
+                             {"bytes", r.bytes}, {"gbps", r.gbps}, {"ratio", r.ratio}, {"spec", r.spec},
+                             {"error", r.error}});
+      fmt::print("{}\n", j.dump(1));
+      return;
+    }
+    fmt::print("\n{:<10} {:>13} {:>5} {:>10} {:>10} {:>9} {:>7}  {}\n", "format", "n x k", "batch", "us/call",
+               "MB moved", "GB/s", "of bw", "kernel");
+    for (const auto& r : rows) {
+      if (!r.error.empty()) {
+        fmt::print("{:<10} {:>6}x{:<6} {:>5}  error: {}\n", r.kind, r.n, r.k, r.m, r.error);
+        continue;
+      }
+      fmt::print("{:<10} {:>6}x{:<6} {:>5} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%  {}\n", r.kind, r.n, r.k, r.m, r.us,
+                 r.bytes / 1e6, r.gbps, 100 * r.ratio, r.spec);
+    }
+  });
+}
+
+}  // namespace
+BQ_REGISTER_COMMAND(add_bench);
+}  // namespace blockq::tools
