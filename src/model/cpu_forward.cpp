@@ -1,5 +1,5 @@
 // The CPU reference forward pass: one template over the value type (float for
-// ForwardMode::F32, double for F64 and Ggml), plain loops, row-at-a-time
+// ForwardMode::F32 and Ggml, double for F64), plain loops, row-at-a-time
 // weight decode, and an f32/f64 KV cache.
 #include "model/cpu_forward.hpp"
 
@@ -283,7 +283,10 @@ struct Engine final : CpuModel::Impl {
 
 CpuModel::CpuModel(gguf::GgufFile file, ForwardOptions opt) {
   std::unique_ptr<Impl> p;
-  if (opt.mode == ForwardMode::F32)
+  // Ggml mode keeps f32 activations like ggml: its q8 roundings depend on the
+  // exact f32 inputs, and one flipped rounding can move a probability by 1e-2.
+  const bool use_float = opt.mode != ForwardMode::F64;
+  if (use_float)
     p = std::make_unique<Engine<float>>(std::move(file), opt);
   else
     p = std::make_unique<Engine<double>>(std::move(file), opt);
@@ -311,7 +314,7 @@ CpuModel::CpuModel(gguf::GgufFile file, ForwardOptions opt) {
   }
   m.logits32.assign(c.n_vocab, 0.0f);
   m.logits64.assign(c.n_vocab, 0.0);
-  if (opt.mode == ForwardMode::F32)
+  if (use_float)
     static_cast<Engine<float>&>(m).setup();
   else
     static_cast<Engine<double>&>(m).setup();

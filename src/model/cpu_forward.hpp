@@ -26,9 +26,12 @@ namespace blockq::model {
 enum class ForwardMode {
   F32,   // every value and sum in f32, sums in index order: the plain reference
   F64,   // activations and sums in double: the accurate reference
-  Ggml,  // double, but the input of each weight product rounded as ggml's CPU backend
-         // does (q8_0 blocks for 32-element formats, q8_K for K-quants, f16/bf16 for
-         // 16-bit weights), and ggml's f32 RoPE angles: logits comparable to llama.cpp's
+  Ggml,  // f32 like F32, but the input of each weight product rounded as ggml's CPU
+         // backend does (q8_0 blocks for 32-element formats, q8_K for K-quants, f16/bf16
+         // for 16-bit weights), and ggml's f32 RoPE angles: logits comparable to
+         // llama.cpp's (its q8 roundings depend on the exact f32 inputs, so this mode
+         // stays in f32: double activations flip a few roundings and move
+         // probabilities by up to 1e-2)
 };
 
 struct ForwardOptions {
