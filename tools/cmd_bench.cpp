@@ -84,7 +84,6 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     }
     // Variants: the cartesian product of the sweep's lists (default: the plan).
     std::vector<matvec::Options> vars = {{}};
-    for (const auto& part : split(o.sweep.empty() ? "" : o.sweep)) (void)part;
     size_t p = 0;
     while (!o.sweep.empty() && p < o.sweep.size()) {
       size_t q = o.sweep.find(';', p);
@@ -104,6 +103,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "unroll") n.unroll = u;
           else if (key == "tokens") n.tokens = u;
           else if (key == "sg") n.subgroups = u != 0;
+          else if (key == "tile") n.max_tile = u;
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

@@ -45,7 +45,7 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   t.set("W", w);
   if (s.weight.onnx) {
     const uint32_t nb = (s.k + s.weight.block_size - 1) / s.weight.block_size;
-    t.set_u("NB", nb).set("BS", std::to_string(s.weight.block_size));
+    t.set("NB", std::to_string(nb)).set("BS", std::to_string(s.weight.block_size));
     std::string code, doc;
     if (!s.weight.zero_points) {
       code = fmt::format("  return {}.0;", 1u << (s.weight.bits - 1));
@@ -69,61 +69,61 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   return t.render();
 }
 
-// The unrolled body that loads UNROLL units of each weight, then decodes them
-// chunk by chunk into the per-token accumulators.
+// Accumulator of weight w, token t: one scalar each, so nothing is indexed
+// at run time.
+std::string acc(const std::string& w, uint32_t t) { return fmt::format("acc{}{}", w, t); }
+
+// The body that loads UNROLL units of each weight, then decodes them chunk by
+// chunk into the per-token accumulators (units in increasing order).
 std::string unit_loop(const KernelSpec& s, uint32_t chunks) {
   const std::vector<std::string> ws = weights(s) == 2 ? std::vector<std::string>{"A", "B"}
                                                       : std::vector<std::string>{"A"};
   std::string o;
   for (uint32_t j = 0; j < s.unroll; ++j) {
-    o += fmt::format("        let u{0} = u + {0}u * TPR;\n", j);
+    o += fmt::format("        let uu{0} = u + {0}u * TPR;\n", j);
     for (const auto& w : ws) o += fmt::format("        var un{0}{1}: Unit{1};\n", j, w);
-    o += fmt::format("        if (u{0} < u1) {{\n", j);
-    for (const auto& w : ws) o += fmt::format("          un{0}{1} = load{1}(row, u{0});\n", j, w);
+    o += fmt::format("        if (uu{0} < u1) {{\n", j);
+    for (const auto& w : ws) o += fmt::format("          un{0}{1} = load{1}(row, uu{0});\n", j, w);
     o += "        }\n";
   }
   for (uint32_t j = 0; j < s.unroll; ++j) {
-    o += fmt::format("        if (u{0} < u1) {{\n", j);
-    o += fmt::format("          let xb = (u{0} * UNIT - t0) / 4u;\n", j);
+    o += fmt::format("        if (uu{0} < u1) {{\n", j);
+    o += fmt::format("          let xb = (uu{0} - u0) * UNIT4P;  // the unit's first vec4 in xs\n", j);
     for (uint32_t c = 0; c < chunks; ++c) {
       for (const auto& w : ws) o += fmt::format("          let w{0}{1} = chunk{1}(un{2}{1}, {0}u);\n", c, w, j);
-      o += "          for (var t = 0u; t < TOKENS; t++) {\n";
-      o += fmt::format("            let xa = xs[t * TILE4 + xb + {}u];\n", 2 * c);
-      o += fmt::format("            let xc = xs[t * TILE4 + xb + {}u];\n", 2 * c + 1);
-      for (const auto& w : ws)
-        o += fmt::format("            acc{1}[t] = acc{1}[t] + (dot(w{0}{1}.a, xa) + dot(w{0}{1}.b, xc));\n", c, w);
-      o += "          }\n";
+      for (uint32_t t = 0; t < s.tokens; ++t) {
+        o += fmt::format("          let xa{0}_{1} = xs[{2}u * TILE4P + xb + {3}u];\n", c, t, t, 2 * c);
+        o += fmt::format("          let xc{0}_{1} = xs[{2}u * TILE4P + xb + {3}u];\n", c, t, t, 2 * c + 1);
+        for (const auto& w : ws)
+          o += fmt::format("          {0} = {0} + (dot(w{1}{2}.a, xa{1}_{3}) + dot(w{1}{2}.b, xc{1}_{3}));\n",
+                           acc(w, t), c, w, t);
+      }
     }
     o += "        }\n";
   }
   return o;
 }
 
+// Adds the TPR lane sums of each row into rs[(w * TOKENS + t) * RPW + row slot].
 std::string reduce(const KernelSpec& s) {
-  const uint32_t nw = weights(s);
+  const std::vector<std::string> ws = weights(s) == 2 ? std::vector<std::string>{"A", "B"}
+                                                      : std::vector<std::string>{"A"};
   std::string o;
-  if (s.features.subgroups) {
-    // Butterfly over the TPR lanes of a row (consecutive subgroup invocations).
-    for (uint32_t w = 0; w < nw; ++w) {
-      const char* a = w ? "accB" : "accA";
-      o += fmt::format(
-          "  for (var t = 0u; t < TOKENS; t++) {{\n"
-          "    var v = {0}[t];\n"
-          "    for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) {{ v = v + subgroupShuffleXor(v, msk); }}\n"
-          "    if (ln == 0u && lr < RPW) {{ red[{1}u * TOKENS * WG + t * WG + lr * TPR] = v; }}\n"
-          "  }}\n",
-          a, w);
+  for (size_t wi = 0; wi < ws.size(); ++wi)
+    for (uint32_t t = 0; t < s.tokens; ++t) {
+      const uint32_t slot = static_cast<uint32_t>(wi) * s.tokens + t;
+      if (s.features.subgroups) {
+        // Butterfly over the TPR lanes of a row (consecutive subgroup invocations).
+        o += fmt::format("  {{\n    var v = {};\n", acc(ws[wi], t));
+        o += "    for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) { v = v + subgroupShuffleXor(v, msk); }\n";
+        o += fmt::format("    if (ln == 0u && lr < RPW) {{ rs[{}u * RPW + lr] = v; }}\n  }}\n", slot);
+      } else {
+        o += fmt::format("  red[li] = {};\n  workgroupBarrier();\n", acc(ws[wi], t));
+        o += "  for (var s = TPR / 2u; s > 0u; s = s / 2u) {\n";
+        o += "    if (ln < s) { red[li] = red[li] + red[li + s]; }\n    workgroupBarrier();\n  }\n";
+        o += fmt::format("  if (ln == 0u) {{ rs[{}u * RPW + lr] = red[li]; }}\n  workgroupBarrier();\n", slot);
+      }
     }
-    return o;
-  }
-  for (uint32_t w = 0; w < nw; ++w)
-    o += fmt::format("  for (var t = 0u; t < TOKENS; t++) {{ red[{}u * TOKENS * WG + t * WG + li] = {}[t]; }}\n",
-                     w, w ? "accB" : "accA");
-  o += "  workgroupBarrier();\n";
-  o += "  for (var s = TPR / 2u; s > 0u; s = s / 2u) {\n    if (ln < s) {\n";
-  o += fmt::format("      for (var q = 0u; q < {}u * TOKENS; q++) {{\n", nw);
-  o += "        red[q * WG + li] = red[q * WG + li] + red[q * WG + li + s];\n      }\n";
-  o += "    }\n    workgroupBarrier();\n  }\n";
   return o;
 }
 
@@ -142,12 +142,12 @@ std::string epilogue(const KernelSpec& s) {
     case Epilogue::Store: o += "      y[tg * N + gr] = v;\n"; break;
     case Epilogue::Acc: o += "      y[tg * N + gr] = y[tg * N + gr] + v;\n"; break;
     case Epilogue::SiluGate:
-      o += "      let up = red[TOKENS * WG + t * WG + slot * TPR];\n";
+      o += "      let up = rs[(TOKENS + t) * RPW + slot];\n";
       o += "      y[tg * N + gr] = (v / (1.0 + exp(-v))) * up;\n";
       break;
     case Epilogue::Rope:
       o += "      let ps = slot ^ 1u;\n";
-      o += "      var p = red[t * WG + ps * TPR];\n";
+      o += "      var p = rs[t * RPW + ps];\n";
       if (h.bias) o += "      p = p + bias[params.row0 + " + row_map(s, "ps") + "];\n";
       o += "      y[tg * N + gr] = rope(v, p, (wg * RPW + slot) % HD, pos[tg]);\n";
       break;
@@ -208,12 +208,11 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
              hooks.head_dim, hooks.n_rot, n);
   }
   s.tokens = std::min(opt.tokens.value_or(8), m);
-  s.unroll = opt.unroll.value_or(upr / s.tpr >= 2 ? 2 : 1);
-  const uint32_t nw = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;
+  s.unroll = opt.unroll.value_or(std::clamp<uint32_t>(upr / s.tpr / 2, 1, 4));
   while (true) {
-    const uint32_t fixed = s.wg * s.tokens * nw * 4 + s.tokens * 4 + (s.features.subgroups ? 4 : 0);
-    const int64_t avail = int64_t{lim.shared} - fixed;
-    int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * 4) / ui.unit * ui.unit : 0;
+    s.tile = 0;
+    const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
+    int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * (ui.unit + 4) * 4) * ui.unit : 0;
     tile = std::min<int64_t>(tile, ui.kp);
     if (opt.max_tile) tile = std::min<int64_t>(tile, *opt.max_tile / ui.unit * ui.unit);
     if (tile >= ui.unit) {
@@ -249,7 +248,10 @@ std::vector<Role> bindings(const KernelSpec& s) {
 }
 
 uint32_t shared_bytes(const KernelSpec& s) {
-  return s.tokens * s.tile * 4 + s.wg * s.tokens * weights(s) * 4 + s.tokens * 4 +
+  const bool red = !s.features.subgroups || s.hooks.prologue == Prologue::RmsNorm;
+  const uint32_t unit = unit_info(s.weight, s.k).unit;
+  const uint32_t tile_bytes = s.tile / unit * (unit + 4) * 4;  // one padding vec4 per unit
+  return s.tokens * tile_bytes + (red ? s.wg * 4 : 0) + s.rpw() * s.tokens * weights(s) * 4 + s.tokens * 4 +
          (s.features.subgroups ? 4 : 0);
 }
 
@@ -286,7 +288,9 @@ std::string wgsl(const KernelSpec& s) {
     ++slot;
   }
   t.set("BINDINGS", b);
-  t.set_u("RED_SIZE", s.wg * s.tokens * weights(s));
+  const bool need_red = !s.features.subgroups || s.hooks.prologue == Prologue::RmsNorm;
+  t.set("RED_DECL", need_red ? "var<workgroup> red: array<f32, WG>;                            // lane partials" : "");
+  t.set_u("RS_SIZE", s.rpw() * s.tokens * weights(s));
   t.set("SHARED_EXTRA", s.features.subgroups ? "var<workgroup> sg_count: atomic<u32>;" : "");
   std::string fmt_code = format_snippet(s, "A");
   if (weights(s) == 2) fmt_code += "\n" + format_snippet(s, "B");
@@ -357,9 +361,12 @@ std::string wgsl(const KernelSpec& s) {
     t.set("PROLOGUE", "");
     t.set("STAGE_HOOK", "");
   }
-  std::string acc = "  var accA: array<f32, TOKENS>;\n";
-  if (weights(s) == 2) acc += "  var accB: array<f32, TOKENS>;\n";
-  t.set("ACC_DECL", acc);
+  std::string accs;
+  for (uint32_t tk = 0; tk < s.tokens; ++tk) {
+    accs += "  var " + acc("A", tk) + " = 0.0;\n";
+    if (weights(s) == 2) accs += "  var " + acc("B", tk) + " = 0.0;\n";
+  }
+  t.set("ACC_DECL", accs);
   t.set("UNIT_LOOP", unit_loop(s, ui.chunks));
   t.set("REDUCE", reduce(s));
   t.set("EPILOGUE", epilogue(s));

@@ -20,6 +20,10 @@ const RPW: u32 = WG / TPR;
 const TOKENS: u32 = {{TOKENS}};
 const TILE: u32 = {{TILE}};    // staged elements per token, a multiple of UNIT
 const TILE4: u32 = TILE / 4u;
+// xs keeps one vec4 of padding after each unit, so the lanes of a row, which
+// read units UNIT apart, fall on different banks of workgroup memory.
+const UNIT4P: u32 = UNIT / 4u + 1u;
+const TILE4P: u32 = (TILE / UNIT) * UNIT4P;
 const UNROLL: u32 = {{UNROLL}};
 const UNIT: u32 = {{UNIT}};    // elements per unit
 const UPR: u32 = KP / UNIT;    // units per row
@@ -30,8 +34,9 @@ struct Params { row0: u32, rows: u32, side_off: u32, pad: u32 }  // this dispatc
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]
 {{BINDINGS}}
-var<workgroup> xs: array<vec4<f32>, TOKENS * TILE4>;           // staged x tile, token-major
-var<workgroup> red: array<f32, {{RED_SIZE}}>;                   // [weights][TOKENS][WG]
+var<workgroup> xs: array<vec4<f32>, TOKENS * TILE4P>;          // staged x tile, token-major, padded
+{{RED_DECL}}
+var<workgroup> rs: array<f32, {{RS_SIZE}}>;                     // row sums [weights][TOKENS][RPW]
 var<workgroup> nscale: array<f32, TOKENS>;
 {{SHARED_EXTRA}}
 
@@ -88,7 +93,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         v = x4[(tg * K + e) / 4u];
 {{STAGE_HOOK}}
       }
-      xs[i] = v;
+      let j = i % TILE4;
+      xs[t * TILE4P + (j / (UNIT / 4u)) * UNIT4P + j % (UNIT / 4u)] = v;
     }
     workgroupBarrier();
     let u0 = t0 / UNIT;
@@ -113,7 +119,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let r = {{ROW_MAP_SLOT}};
     if (live && tg < M && r < params.rows) {
       let gr = params.row0 + r;          // row of the whole output
-      var v = red[t * WG + slot * TPR];
+      var v = rs[t * RPW + slot];
 {{EPILOGUE}}
     }
   }

@@ -116,7 +116,8 @@ Errors run_case(const Case& c, uint32_t seed) {
 
   UploadOptions uo;
   uo.max_chunk_bytes = c.max_chunk_bytes;
-  if (c.hooks.epilogue == Epilogue::Rope) uo.row_granularity = std::lcm(256u, c.hooks.head_dim);
+  if (c.max_chunk_bytes) uo.row_granularity = 8;
+  if (c.hooks.epilogue == Epilogue::Rope) uo.row_granularity = std::lcm(uo.row_granularity, c.hooks.head_dim);
   Weights ga = upload(ctx, wa.host, "test.a", uo);
   Weights gb;
   if (silu) gb = upload(ctx, wb.host, "test.b", uo);
@@ -217,6 +218,25 @@ TEST(Matvec, SubgroupAndPortablePathsAgree) {
       auto e = run_case(c, 900 + i);
       EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " subgroups=" << sg;
     }
+  }
+}
+
+TEST(Matvec, LaneAndUnrollVariantsCoverEveryUnit) {
+  // Units per row not a multiple of TPR * UNROLL, several tiles, both reductions.
+  auto kinds = all_kinds();
+  for (int i : {3, 7, 8, 10, 11}) {  // q4_0, q8_0, q4_K, q6_K, onnx4b32
+    const uint32_t k = kinds[i].block * (kinds[i].block >= 256 ? 5 : 11);
+    for (uint32_t tpr : {2u, 4u})
+      for (uint32_t unroll : {2u, 3u, 4u}) {
+        Case c{kinds[i], {}, 45, k, 2, {}};
+        c.opt.tpr = tpr;
+        c.opt.unroll = unroll;
+        c.opt.wg = 64;
+        c.opt.max_tile = kinds[i].block >= 256 ? 512 : 128;
+        c.opt.subgroups = unroll != 3;
+        auto e = run_case(c, 700 + i * 10 + unroll);
+        EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " tpr=" << tpr << " unroll=" << unroll;
+      }
   }
 }
 

@@ -4,26 +4,21 @@
 // 32p..32p+31, sub-block 2p+1 their high nibbles. y = (d*sc)*q - (dmin*m).
 struct Unit{{W}} { qa: vec4<u32>, qb: vec4<u32>, d1: f32, m1: f32, d2: f32, m2: f32 }
 fn sbyte{{W}}(h: vec4<u32>, i: u32) -> u32 { return (h[1u + i / 4u] >> (8u * (i % 4u))) & 255u; }
+// 6-bit scale and min of sub-block j (ggml's get_scale_min_k4).
+fn scmin{{W}}(h: vec4<u32>, j: u32) -> vec2<u32> {
+  if (j < 4u) { return vec2<u32>(sbyte{{W}}(h, j) & 63u, sbyte{{W}}(h, j + 4u) & 63u); }
+  return vec2<u32>((sbyte{{W}}(h, j + 4u) & 15u) | ((sbyte{{W}}(h, j - 4u) >> 6u) << 4u),
+                   (sbyte{{W}}(h, j + 4u) >> 4u) | ((sbyte{{W}}(h, j) >> 6u) << 4u));
+}
 fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
   let sb = r * (UPR / 4u) + u / 4u;
   let p = u % 4u;
   let h = main{{W}}[9u * sb];
   let dd = unpack2x16float(h.x);
-  // 6-bit scales and mins of sub-blocks j = 2p and 2p + 1 (ggml's get_scale_min_k4).
-  var sc = vec2<u32>(0u);
-  var mn = vec2<u32>(0u);
-  for (var k = 0u; k < 2u; k++) {
-    let j = 2u * p + k;
-    if (j < 4u) {
-      sc[k] = sbyte{{W}}(h, j) & 63u;
-      mn[k] = sbyte{{W}}(h, j + 4u) & 63u;
-    } else {
-      sc[k] = (sbyte{{W}}(h, j + 4u) & 15u) | ((sbyte{{W}}(h, j - 4u) >> 6u) << 4u);
-      mn[k] = (sbyte{{W}}(h, j + 4u) >> 4u) | ((sbyte{{W}}(h, j) >> 6u) << 4u);
-    }
-  }
+  let s1 = scmin{{W}}(h, 2u * p);       // (scale, min) of sub-block 2p
+  let s2 = scmin{{W}}(h, 2u * p + 1u);  // and of 2p + 1
   return Unit{{W}}(main{{W}}[9u * sb + 1u + 2u * p], main{{W}}[9u * sb + 2u + 2u * p],
-                   dd.x * f32(sc.x), dd.y * f32(mn.x), dd.x * f32(sc.y), dd.y * f32(mn.y));
+                   dd.x * f32(s1.x), dd.y * f32(s1.y), dd.x * f32(s2.x), dd.y * f32(s2.y));
 }
 fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
   let l = c % 4u;  // bytes 8l .. 8l + 7 of the 32

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the lent H200 (device tool): the GPU test suite, `blockq info`,
+# the matvec benchmark (and a variant sweep), and ggml's test-backend-ops
+# (Vulkan) on the same shapes, printing a short table last. Expects the
+# stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|full|tests]
+set -u
+mode=${1:-full}
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+B=.devrun/build/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/nvidia-smi.txt"
+$B/blockq info --json > "$OUT/info.json" 2> "$OUT/info.err" || cat "$OUT/info.err"
+grep -E '"description"|"backend"|maxStorageBufferBindingSize"|maxComputeWorkgroupStorageSize|subgroupM' "$OUT/info.json"
+if [ "$mode" = tests ] || [ "$mode" = full ]; then
+  $B/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"; tail -3 "$OUT/test_gpu.log"
+  BLOCKQ_LIMITS=low-end $B/test_gpu > "$OUT/test_gpu_lowend.log" 2>&1; echo "test_gpu low-end exit $?"
+  $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1; echo "test_k_matvec exit $?"; grep -E "PASSED|FAILED" "$OUT/test_matvec.log" | head -5
+fi
+if [ "$mode" = sweep ]; then
+  tag=${TAG:-sweep}
+  $B/blockq bench matvec --formats ${FORMATS:-q8_0,q4_0,q4_K} --shapes ${SHAPES:-4096x14336,14336x4096} \
+    --batch ${BATCH:-1} --sweep "${SWEEP:-sg=1;wg=256,512;tpr=4,8,16;unroll=2,4}" 2>/dev/null > "$OUT/$tag.txt"
+  # the best variant of each (format, shape, batch), and the spread
+  grep -E "^[a-z]" "$OUT/$tag.txt" | sort -k1,1 -k2,2 -k3,3n -k4,4n | awk '{key=$1" "$2" "$3; if (key!=last) {print $1, $2, "b"$3, $4" us", $7, $8; last=key}}'
+fi
+if [ "$mode" = full ] || [ "$mode" = quick ]; then
+  shapes="49152x960,2560x960,14336x4096,4096x14336"
+  [ "$mode" = quick ] && shapes="4096x14336"
+  $B/blockq bench matvec --shapes "$shapes" --batch 1,8 --json 2>/dev/null > "$OUT/matvec.json"
+  $B/blockq bench matvec --shapes "$shapes" --batch 1,8 2>/dev/null | tee "$OUT/matvec.txt" | tail -100
+fi
+if [ -f .devrun/anchors/tbo-vk.xz ] && { [ "$mode" = full ] || [ "$mode" = ggml ]; }; then
+  xz -dkc .devrun/anchors/tbo-vk.xz > /tmp/tbo-vk && chmod +x /tmp/tbo-vk
+  /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q4_K|q5_K|q6_K|f16),type_b=f32,m=4096,n=(1|8),k=14336' \
+    2>&1 | grep -E "MUL_MAT" | tee "$OUT/ggml_vulkan.txt"
+fi
