@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -143,16 +144,22 @@ void Context::check(std::string_view where) const {
 }
 
 void Context::finish() const {
-  bool ok = false;
+  struct Done {
+    WGPUQueueWorkDoneStatus status{};
+    std::string message;
+  } done;
   WGPUQueueWorkDoneCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](WGPUQueueWorkDoneStatus status, void* u1, void*) {
-    *static_cast<bool*>(u1) = status == WGPUQueueWorkDoneStatus_Success;
+  cb.callback = [](WGPUQueueWorkDoneStatus status, WGPUStringView msg, void* u1, void*) {
+    auto* d = static_cast<Done*>(u1);
+    d->status = status;
+    d->message = sv(msg);
   };
-  cb.userdata1 = &ok;
+  cb.userdata1 = &done;
   wait(wgpuQueueOnSubmittedWorkDone(queue_.get(), cb), "submitted work");
   check("queue work");
-  BQ_CHECK(ok, "queue work did not complete on {}", adapter_.name());
+  BQ_CHECK(done.status == WGPUQueueWorkDoneStatus_Success, "queue work did not complete on {} (status {}): {}",
+           adapter_.name(), static_cast<uint32_t>(done.status), done.message);
 }
 
 void Context::push_error_scopes() const {

@@ -165,7 +165,10 @@ typedef void (*WGPUUncapturedErrorCallback)(const WGPUDevice* device, WGPUErrorT
                                             WGPUStringView message, void* u1, void* u2);
 typedef void (*WGPUBufferMapCallback)(WGPUMapAsyncStatus status, WGPUStringView message, void* u1,
                                       void* u2);
-typedef void (*WGPUQueueWorkDoneCallback)(WGPUQueueWorkDoneStatus status, void* u1, void* u2);
+// This binary passes a message here (seen: status, message, userdata1, userdata2),
+// though bun-webgpu's FFI declares only (status, userdata1, userdata2).
+typedef void (*WGPUQueueWorkDoneCallback)(WGPUQueueWorkDoneStatus status, WGPUStringView message,
+                                          void* u1, void* u2);
 typedef void (*WGPUPopErrorScopeCallback)(WGPUPopErrorScopeStatus status, WGPUErrorType type,
                                           WGPUStringView message, void* u1, void* u2);
 
