@@ -1,0 +1,71 @@
+// Register-tiled quantized matrix-matrix product for prompts:
+//   y[t, r] = epilogue( sum_e x[t, e] * W[r, e] ),  x: [M, K] f32, W: [N, K] raw ggml blocks, y: [M, N] f32
+// Workgroup (wid.x, wid.y) owns outputs tokens [m0, m0 + TM) x rows [n0, n0 + TN)
+// of this dispatch's row chunk. Per step of TK elements it stages x[m0.., k0..]
+// into xs and dequantizes W[n0.., k0..] once into ws (both k-major, padded by
+// one to spread banks), then every invocation (tx, ty) adds the RM x RN outputs
+// tokens m0 + ty + i * TMT, rows n0 + tx + j * TNT into scalar registers, k in
+// order: acc = acc + x * w. A workgroup whose tile lies wholly inside M and the
+// chunk's rows takes the unchecked path (chosen per workgroup, uniformly).
+const K: u32 = {{K}};          // reduction length (elements), a multiple of TK
+const K4: u32 = K / 4u;
+const N: u32 = {{N}};          // rows of the whole output (y row stride)
+const RB: u32 = {{RB}};        // bytes per weight row (raw ggml blocks)
+const TM: u32 = {{TM}};        // tokens per workgroup tile
+const TN: u32 = {{TN}};        // rows per workgroup tile
+const RM: u32 = {{RM}};        // tokens per invocation
+const RN: u32 = {{RN}};        // rows per invocation
+const TK: u32 = {{TK}};        // staged elements of k per step
+const TK4: u32 = TK / 4u;
+const TMT: u32 = TM / RM;      // invocations along tokens
+const TNT: u32 = TN / RN;      // invocations along rows
+const WG: u32 = TMT * TNT;
+const XP: u32 = TM + 1u;       // xs stride per k (padded)
+const WP: u32 = TN + 1u;       // ws stride per k (padded)
+
+struct Params { row0: u32, rows: u32, m: u32, pad: u32 }  // this dispatch's row chunk and tokens
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]
+{{BINDINGS}}
+var<workgroup> xs: array<f32, TK * XP>;   // [TK][TM] staged x, k-major
+{{WS_DECL}}
+
+fn i8x4(w: u32) -> vec4<f32> {
+  return vec4<f32>(f32(bitcast<i32>(w << 24u) >> 24u), f32(bitcast<i32>(w << 16u) >> 24u),
+                   f32(bitcast<i32>(w << 8u) >> 24u), f32(bitcast<i32>(w) >> 24u));
+}
+// Nibbles at bit `sh` (0 or 4) of each byte of w.
+fn nib4(w: u32, sh: u32) -> vec4<f32> {
+  return vec4<f32>(f32((w >> sh) & 15u), f32((w >> (sh + 8u)) & 15u), f32((w >> (sh + 16u)) & 15u),
+                   f32((w >> (sh + 24u)) & 15u));
+}
+
+{{FORMAT}}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let n0 = wid.x * TN;                   // first row of the tile, in this chunk
+  let m0 = wid.y * TM;                   // first token of the tile
+  let tx = li % TNT;
+  let ty = li / TNT;
+  let interior = m0 + TM <= params.m && n0 + TN <= params.rows;
+{{ACC_DECL}}
+  for (var k0 = 0u; k0 < K; k0 += TK) {
+    if (interior) {
+{{STAGE_FAST}}
+    } else {
+{{STAGE_EDGE}}
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < TK; kk++) {
+{{INNER}}
+    }
+    workgroupBarrier();
+  }
+  if (interior) {
+{{STORE_FAST}}
+  } else {
+{{STORE_EDGE}}
+  }
+}

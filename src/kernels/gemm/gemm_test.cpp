@@ -1,0 +1,176 @@
+// Gemm parity tests: every format x hook (store, acc, silu gate) x m in {1, 7,
+// 64, 100} x ragged n {37, 70}, k a small block multiple, on the test adapter
+// (CTest runs it as is and under the low-end profile), random data, poisoned
+// outputs. Each case prints its max relative error against float64 and the
+// CPU twin. Bounds: 1e-4 vs the twin, 5e-4 vs float64 (f32 accumulation over
+// k <= 512, GPU FMA contraction).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "kernels/gemm/op.hpp"
+#include "kernels/gemm/twin.hpp"
+#include "support/gpu.hpp"
+#include "support/random.hpp"
+#include "util/error.hpp"
+
+using namespace blockq;
+using namespace blockq::gemm;
+using blockq::testing_support::test_context;
+namespace ts = blockq::testing_support;
+
+namespace {
+
+const Format kFormats[] = {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K, Format::Q6_K, Format::F16};
+
+WeightKind kind_of(Format f) {
+  WeightKind w;
+  w.format = f;
+  return w;
+}
+
+// k: two blocks of 32, or one 256-element super-block.
+uint32_t small_k(Format f) { return traits(f).block_elems >= 256 ? 256 : 64; }
+
+Hooks hook(const std::string& name) {
+  Hooks h;
+  if (name == "acc") h.epilogue = Epilogue::Acc;
+  if (name == "silu") h.epilogue = Epilogue::SiluGate;
+  return h;
+}
+
+struct Case {
+  Format f;
+  Hooks hooks;
+  uint32_t n, k, m;
+  std::optional<Tiling> tiling;
+  uint64_t max_chunk_bytes = 0;
+};
+
+struct Errors {
+  double vs_ref, vs_twin;
+};
+
+Errors run_case(const Case& c, uint32_t seed) {
+  auto& ctx = test_context();
+  const bool silu = c.hooks.epilogue == Epilogue::SiluGate;
+  const WeightKind kind = kind_of(c.f);
+  auto va = ts::random_normal(size_t{c.n} * c.k, seed, 0.f, 0.5f);
+  auto vb = ts::random_normal(size_t{c.n} * c.k, seed + 7, 0.f, 0.5f);
+  auto qa = quantize(c.f, va), qb = quantize(c.f, vb);
+  HostWeight ha{kind, c.n, c.k, qa}, hb{kind, c.n, c.k, qb};
+  KernelSpec spec = plan(ctx, kind, c.n, c.k, c.m, c.hooks, c.tiling);
+  auto x = ts::random_normal(size_t{c.m} * c.k, seed + 1, 0.f, 1.f);
+  auto y_in = ts::random_floats(size_t{c.m} * c.n, seed + 4, -1.f, 1.f);
+  UploadOptions uo;
+  uo.max_chunk_bytes = c.max_chunk_bytes;
+  Weights ga = upload(ctx, ha, "test.a", uo);
+  Weights gb;
+  if (silu) gb = upload(ctx, hb, "test.b", uo);
+  auto xb = ctx.storage<float>(x, "x");
+  auto yb = ctx.create_buffer(y_in.size() * 4, gpu::kStorage, "y");
+  if (c.hooks.epilogue == Epilogue::Acc) {
+    ctx.upload<float>(yb, y_in);
+  } else {
+    std::vector<float> poison(y_in.size());
+    ts::poison(poison);
+    ctx.upload<float>(yb, poison);
+  }
+  Prepared p = prepare(ctx, spec, {&ga, silu ? &gb : nullptr, &xb, &yb, c.m});
+  gpu::Recorder rec(ctx);
+  p.record(rec);
+  rec.submit();
+  auto y = ctx.download<float>(yb, 0, y_in.size());
+  EXPECT_EQ(ts::first_poisoned(y), -1) << spec.key();
+  TwinInputs in{&ha, silu ? &hb : nullptr, x, y_in, c.m};
+  auto tw = twin(spec, in);
+  auto ref = reference(spec, in);
+  Errors e{ts::max_rel_err(y, ref), ts::max_rel_err(y, tw)};
+  std::printf("  %-58s m=%-3u vs f64 %.2e  vs twin %.2e  twin vs f64 %.2e\n", spec.key().c_str(), c.m, e.vs_ref,
+              e.vs_twin, ts::max_rel_err(tw, ref));
+  EXPECT_LT(ts::max_rel_err(tw, ref), 5e-4) << "twin vs float64, " << spec.key();
+  return e;
+}
+
+class GemmParity : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(GemmParity, MatchesTwinAndFloat64) {
+  const Format f = kFormats[std::get<0>(GetParam())];
+  const std::string hname = std::get<1>(GetParam());
+  uint32_t seed = 100;
+  for (uint32_t m : {1u, 7u, 64u, 100u})
+    for (uint32_t n : {37u, 70u}) {
+      auto e = run_case({f, hook(hname), n, small_k(f), m, {}}, seed++);
+      EXPECT_LT(e.vs_twin, 1e-4) << traits(f).name << " " << hname << " m=" << m << " n=" << n;
+      EXPECT_LT(e.vs_ref, 5e-4) << traits(f).name << " " << hname << " m=" << m << " n=" << n;
+    }
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::tuple<int, std::string>>& info) {
+  return std::string(traits(kFormats[std::get<0>(info.param)]).name) + "_" + std::get<1>(info.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormatsAllHooks, GemmParity,
+                         ::testing::Combine(::testing::Range(0, 6), ::testing::Values("store", "acc", "silu")),
+                         param_name);
+
+TEST(Gemm, EveryCandidateTilingAgrees) {
+  // Several k tiles, interior and edge workgroups, each tiling the tuner may pick.
+  auto& ctx = test_context();
+  for (Format f : {Format::Q8_0, Format::Q4_K}) {
+    const uint32_t k = f == Format::Q4_K ? 512 : 256;
+    for (uint32_t mc = 0; mc < 3; ++mc)
+      for (const auto& t : candidates(limits_of(ctx), kind_of(f), {}, mc)) {
+        auto e = run_case({f, {}, 150, k, 77, t}, 500 + mc);
+        EXPECT_LT(e.vs_twin, 1e-4) << traits(f).name << " " << t.tile_m << "x" << t.tile_n;
+      }
+  }
+}
+
+TEST(Gemm, WeightSplitAcrossBindingsByRows) {
+  // 4 KiB chunks: 300 rows of Q8_0 (k = 64, 68 bytes a row) in 6 bindings; silu pairs the chunks.
+  auto e = run_case({Format::Q8_0, hook("silu"), 300, 64, 40, {}, 4096}, 77);
+  EXPECT_LT(e.vs_twin, 1e-4);
+  e = run_case({Format::Q6_K, hook("acc"), 90, 256, 9, {}, 2000}, 78);
+  EXPECT_LT(e.vs_twin, 1e-4);
+}
+
+TEST(Gemm, PlanFollowsTheLimits) {
+  Limits low;  // WebGPU defaults
+  for (uint32_t m : {8u, 100u, 4096u})
+    for (const char* h : {"store", "silu"}) {
+      auto s = plan(low, kind_of(Format::Q4_K), 4096, 14336, m, hook(h));
+      EXPECT_LE(threads(s), 256u);
+      EXPECT_LE(shared_bytes(s), 16384u) << s.key();
+      EXPECT_EQ(s.tile_m % s.reg_m, 0u);
+      EXPECT_EQ(s.tile_n % s.reg_n, 0u);
+      for (const auto& t : candidates(low, kind_of(Format::Q4_K), hook(h), m_class(m))) {
+        EXPECT_LE(shared_bytes(t, hook(h)), 16384u);
+        EXPECT_LE((t.tile_m / t.reg_m) * (t.tile_n / t.reg_n), 256u);
+      }
+    }
+  Limits tiny{64, 4096, 65535};
+  auto s = plan(tiny, kind_of(Format::Q8_0), 100, 64, 1000, hook("silu"));
+  EXPECT_LE(threads(s), 64u);
+  EXPECT_LE(shared_bytes(s), 4096u);
+}
+
+TEST(Gemm, BadInputIsAClearError) {
+  auto& ctx = test_context();
+  std::vector<uint8_t> bytes(144 * 2);
+  HostWeight w{kind_of(Format::Q4_K), 2, 128, bytes};
+  try {
+    upload(ctx, w, "bad");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple"), std::string::npos) << e.what();
+  }
+  HostWeight short_bytes{kind_of(Format::Q4_K), 3, 256, bytes};
+  EXPECT_THROW(upload(ctx, short_bytes, "short"), Error);
+  EXPECT_THROW(plan(ctx, kind_of(Format::Q5_K), 8, 256, 8), Error);
+  Hooks rope;
+  rope.epilogue = Epilogue::Rope;
+  EXPECT_THROW(plan(ctx, kind_of(Format::Q8_0), 8, 64, 8, rope), Error);
+}
+
+}  // namespace

@@ -1,0 +1,262 @@
+// Planning and WGSL generation for the gemm family (see generator.hpp and
+// gemm.wgsl for the kernel's structure).
+#include "kernels/gemm/generator.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "util/embedded_wgsl.hpp"
+#include "util/error.hpp"
+#include "util/template.hpp"
+
+namespace blockq::gemm {
+
+namespace {
+
+uint32_t weights(const Hooks& h) { return h.epilogue == Epilogue::SiluGate ? 2 : 1; }
+
+std::string fmt_file(Format f) {
+  switch (f) {
+    case Format::Q8_0: return "q8_0.wgsl";
+    case Format::Q4_0: return "q4_0.wgsl";
+    case Format::Q4_1: return "q4_1.wgsl";
+    case Format::Q4_K: return "q4_k.wgsl";
+    case Format::Q6_K: return "q6_k.wgsl";
+    case Format::F16: return "f16.wgsl";
+    default: return "";
+  }
+}
+
+// Byte access to the raw blocks of weight w (any alignment; the upload pads
+// each chunk by 4 bytes so word{{W}} may read one word past the last block).
+std::string accessors(const std::string& w) {
+  return fmt::format(
+      "fn word{0}(off: u32) -> u32 {{  // 4 bytes at byte offset off\n"
+      "  let i = off >> 2u;\n"
+      "  let sh = (off & 3u) * 8u;\n"
+      "  if (sh == 0u) {{ return w{0}[i]; }}\n"
+      "  return (w{0}[i] >> sh) | (w{0}[i + 1u] << (32u - sh));\n"
+      "}}\n"
+      "fn byte{0}(off: u32) -> u32 {{ return (w{0}[off >> 2u] >> ((off & 3u) * 8u)) & 255u; }}\n"
+      "fn half{0}(off: u32) -> f32 {{  // f16 at an even byte offset\n"
+      "  return unpack2x16float(w{0}[off >> 2u] >> ((off & 2u) * 8u)).x;\n"
+      "}}\n",
+      w);
+}
+
+std::string acc(const std::string& w, uint32_t i, uint32_t j) { return fmt::format("acc{}_{}_{}", w, i, j); }
+
+// Staging of one k step: x [TM, TK] and each weight's [TN, TK] decoded tile.
+std::string stage(const KernelSpec& s, bool checked) {
+  std::string o;
+  o += "      for (var i = li; i < TM * TK4; i += WG) {\n";
+  o += "        let r = i / TK4;\n        let c = i % TK4;\n";
+  if (checked) {
+    o += "        var v = vec4<f32>(0.0);\n";
+    o += "        if (m0 + r < params.m) { v = x4[(m0 + r) * K4 + k0 / 4u + c]; }\n";
+  } else {
+    o += "        let v = x4[(m0 + r) * K4 + k0 / 4u + c];\n";
+  }
+  o += "        xs[4u * c * XP + r] = v.x;\n        xs[(4u * c + 1u) * XP + r] = v.y;\n";
+  o += "        xs[(4u * c + 2u) * XP + r] = v.z;\n        xs[(4u * c + 3u) * XP + r] = v.w;\n";
+  o += "      }\n";
+  o += "      for (var i = li; i < TN * TK4; i += WG) {\n";
+  o += "        let r = i / TK4;\n        let c = i % TK4;\n";
+  for (const std::string w : {"A", "B"}) {
+    if (w == "B" && weights(s.hooks) == 1) break;
+    if (checked) {
+      o += fmt::format("        var v{} = vec4<f32>(0.0);\n", w);
+      o += fmt::format("        if (n0 + r < params.rows) {{ v{0} = dq4{0}((n0 + r) * RB, k0 + 4u * c); }}\n", w);
+    } else {
+      o += fmt::format("        let v{0} = dq4{0}((n0 + r) * RB, k0 + 4u * c);\n", w);
+    }
+    o += fmt::format("        ws{0}[4u * c * WP + r] = v{0}.x;\n        ws{0}[(4u * c + 1u) * WP + r] = v{0}.y;\n", w);
+    o += fmt::format("        ws{0}[(4u * c + 2u) * WP + r] = v{0}.z;\n        ws{0}[(4u * c + 3u) * WP + r] = v{0}.w;\n",
+                     w);
+  }
+  o += "      }";
+  return o;
+}
+
+std::string inner(const KernelSpec& s) {
+  std::string o;
+  for (uint32_t i = 0; i < s.reg_m; ++i) o += fmt::format("      let a{0} = xs[kk * XP + ty + {0}u * TMT];\n", i);
+  for (const std::string w : {"A", "B"}) {
+    if (w == "B" && weights(s.hooks) == 1) break;
+    for (uint32_t j = 0; j < s.reg_n; ++j)
+      o += fmt::format("      let b{0}{1} = ws{0}[kk * WP + tx + {1}u * TNT];\n", w, j);
+    for (uint32_t i = 0; i < s.reg_m; ++i)
+      for (uint32_t j = 0; j < s.reg_n; ++j) o += fmt::format("      {0} = {0} + a{1} * b{2}{3};\n", acc(w, i, j), i, w, j);
+  }
+  return o;
+}
+
+std::string store(const KernelSpec& s, bool checked) {
+  std::string o;
+  for (uint32_t i = 0; i < s.reg_m; ++i)
+    for (uint32_t j = 0; j < s.reg_n; ++j) {
+      const std::string t = fmt::format("(m0 + ty + {}u * TMT)", i), r = fmt::format("(n0 + tx + {}u * TNT)", j);
+      std::string body;
+      const std::string idx = fmt::format("{} * N + params.row0 + {}", t, r);
+      const std::string v = acc("A", i, j);
+      switch (s.hooks.epilogue) {
+        case Epilogue::Acc: body = fmt::format("y[{0}] = y[{0}] + {1};", idx, v); break;
+        case Epilogue::SiluGate:
+          body = fmt::format("y[{0}] = ({1} / (1.0 + exp(-{1}))) * {2};", idx, v, acc("B", i, j));
+          break;
+        default: body = fmt::format("y[{}] = {};", idx, v);
+      }
+      if (checked)
+        o += fmt::format("    if ({} < params.m && {} < params.rows) {{ {} }}\n", t, r, body);
+      else
+        o += "    " + body + "\n";
+    }
+  if (!o.empty()) o.pop_back();
+  return o;
+}
+
+Tiling from_spec(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile}; }
+
+}  // namespace
+
+bool supported(Format f) { return !fmt_file(f).empty(); }
+
+Limits limits_of(const gpu::Context& ctx) {
+  Limits l;
+  l.invocations = ctx.limits().maxComputeInvocationsPerWorkgroup;
+  l.shared = ctx.limits().maxComputeWorkgroupStorageSize;
+  l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
+  l.subgroup_matrix = ctx.features().subgroup_matrix;
+  return l;
+}
+
+uint32_t m_class(uint32_t m) { return m <= 64 ? 0 : m <= 512 ? 1 : 2; }
+
+Tiling default_tiling(uint32_t mclass) {
+  switch (mclass) {
+    case 0: return {32, 64, 2, 4, 32};
+    case 1: return {64, 64, 4, 4, 32};
+    default: return {128, 64, 8, 4, 32};
+  }
+}
+
+uint32_t shared_bytes(const Tiling& t, const Hooks& h) {
+  return t.tile_k * (t.tile_m + 1) * 4 + weights(h) * t.tile_k * (t.tile_n + 1) * 4;
+}
+
+std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
+  if (!t.tile_m || !t.tile_n || !t.reg_m || !t.reg_n || !t.tile_k) return std::nullopt;
+  if (t.tile_m % t.reg_m || t.tile_n % t.reg_n || t.tile_k % 4 || 32 % t.tile_k) return std::nullopt;
+  auto inv = [&] { return (t.tile_m / t.reg_m) * (t.tile_n / t.reg_n); };
+  while (inv() > lim.invocations) {
+    if (t.reg_m < 8 && t.reg_m * 2 <= t.tile_m) t.reg_m *= 2;
+    else if (t.reg_n < 8 && t.reg_n * 2 <= t.tile_n) t.reg_n *= 2;
+    else if (t.tile_m > t.reg_m) t.tile_m /= 2;
+    else if (t.tile_n > t.reg_n) t.tile_n /= 2;
+    else return std::nullopt;
+  }
+  while (shared_bytes(t, h) > lim.shared) {
+    if (t.tile_k > 8) t.tile_k /= 2;
+    else if (t.tile_n > 16 && t.tile_n / 2 >= t.reg_n) t.tile_n /= 2;
+    else if (t.tile_m > 8 && t.tile_m / 2 >= t.reg_m) t.tile_m /= 2;
+    else return std::nullopt;
+  }
+  return t;
+}
+
+std::vector<Tiling> candidates(const Limits& lim, const WeightKind&, const Hooks& h, uint32_t mclass) {
+  std::vector<Tiling> base = {default_tiling(mclass), {32, 64, 2, 4, 32}, {64, 64, 4, 4, 32},
+                              {128, 64, 8, 4, 32},   {64, 128, 4, 8, 32}, {128, 128, 8, 8, 16},
+                              {32, 32, 2, 2, 32},    {64, 64, 4, 4, 16},  {16, 128, 1, 8, 32}};
+  std::vector<Tiling> out;
+  for (const auto& b : base) {
+    auto f = fit(lim, b, h);
+    if (f && std::find(out.begin(), out.end(), *f) == out.end()) out.push_back(*f);
+  }
+  return out;
+}
+
+KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, std::optional<Tiling> tiling) {
+  const Limits lim = limits_of(ctx);
+  static bool logged = false;
+  if (lim.subgroup_matrix && !logged) {
+    logged = true;
+    std::fprintf(stderr,
+                 "[blockq] gemm: the device offers subgroup matrices; they are unused (no tested path, "
+                 "docs/KERNELS_GEMM.md)\n");
+  }
+  return plan(lim, kind, n, k, m, hooks, tiling);
+}
+
+KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, std::optional<Tiling> tiling) {
+  BQ_CHECK(!kind.onnx && supported(kind.format), "gemm: weight format {} is not supported", kind.name());
+  BQ_CHECK(n > 0 && k > 0 && m > 0, "gemm {}: empty problem n={} k={} m={}", kind.name(), n, k, m);
+  const uint32_t be = std::max<uint32_t>(32, traits(kind.format).block_elems);
+  BQ_CHECK(k % be == 0, "gemm {}: k = {} must be a multiple of {}", kind.name(), k, be);
+  BQ_CHECK(hooks.prologue == Prologue::None && !hooks.bias && hooks.epilogue != Epilogue::Rope,
+           "gemm {}: only the Store, Acc and SiluGate epilogues are supported", kind.name());
+  const Tiling want = tiling.value_or(default_tiling(m_class(m)));
+  auto t = fit(lim, want, hooks);
+  BQ_CHECK(t.has_value(), "gemm {}: tiling {}x{} reg {}x{} tk {} does not fit {} invocations / {} bytes",
+           kind.name(), want.tile_m, want.tile_n, want.reg_m, want.reg_n, want.tile_k, lim.invocations,
+           lim.shared);
+  KernelSpec s;
+  s.op = Op::Gemm;
+  s.weight = kind;
+  s.n = n;
+  s.k = k;
+  s.m = 0;  // run-time
+  s.tile_m = t->tile_m;
+  s.tile_n = t->tile_n;
+  s.reg_m = t->reg_m;
+  s.reg_n = t->reg_n;
+  s.tile = t->tile_k;
+  s.wg = threads(s);
+  s.tpr = 1;
+  s.tokens = 1;
+  s.hooks = hooks;
+  s.max_groups = lim.max_groups;
+  return s;
+}
+
+uint32_t threads(const KernelSpec& s) { return (s.tile_m / s.reg_m) * (s.tile_n / s.reg_n); }
+uint32_t shared_bytes(const KernelSpec& s) { return shared_bytes(from_spec(s), s.hooks); }
+
+std::string wgsl(const KernelSpec& s) {
+  Template t(wgsl_file("kernels/gemm/gemm.wgsl"), s.key());
+  const uint32_t nw = weights(s.hooks);
+  t.set_u("K", s.k).set_u("N", s.n).set_u("RB", row_bytes(s.weight.format, s.k));
+  t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);
+  std::string b = "@group(0) @binding(2) var<storage, read> wA: array<u32>;  // raw blocks of the chunk's rows\n";
+  std::string ws = "var<workgroup> wsA: array<f32, TK * WP>;  // [TK][TN] dequantized W, k-major\n";
+  std::string fmtc = accessors("A");
+  const std::string file = "kernels/gemm/fmt/" + fmt_file(s.weight.format);
+  fmtc += Template(wgsl_file(file), file).set("W", "A").render();
+  if (nw == 2) {
+    b += "@group(0) @binding(3) var<storage, read> wB: array<u32>;  // up weight, same layout\n";
+    ws += "var<workgroup> wsB: array<f32, TK * WP>;\n";
+    fmtc += "\n" + accessors("B") + Template(wgsl_file(file), file).set("W", "B").render();
+  }
+  b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]", 2 + nw);
+  t.set("BINDINGS", b).set("WS_DECL", ws).set("FORMAT", fmtc);
+  std::string accs;
+  for (uint32_t w = 0; w < nw; ++w)
+    for (uint32_t i = 0; i < s.reg_m; ++i)
+      for (uint32_t j = 0; j < s.reg_n; ++j) accs += "  var " + acc(w ? "B" : "A", i, j) + " = 0.0;\n";
+  t.set("ACC_DECL", accs);
+  t.set("STAGE_FAST", stage(s, false)).set("STAGE_EDGE", stage(s, true));
+  t.set("INNER", inner(s));
+  t.set("STORE_FAST", store(s, false)).set("STORE_EDGE", store(s, true));
+  return t.render();
+}
+
+gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m) {
+  const uint64_t gx = (uint64_t{rows} + s.tile_n - 1) / s.tile_n, gy = (uint64_t{m} + s.tile_m - 1) / s.tile_m;
+  BQ_CHECK(gx <= s.max_groups && gy <= s.max_groups, "gemm {}: {}x{} workgroups past the limit {}", s.key(), gx,
+           gy, s.max_groups);
+  return {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
+}
+
+}  // namespace blockq::gemm

@@ -1,0 +1,60 @@
+// The gemm kernel generator: Y = X·Wᵀ for prompts (X [m, k] f32, W [n, k] raw
+// ggml blocks, Y [m, n] f32). plan() sizes a register-tiled KernelSpec
+// (tile_m x tile_n outputs per workgroup, reg_m x reg_n per invocation, tile
+// k staged per step) from the device's limits; wgsl() renders gemm.wgsl.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/context.hpp"
+#include "gpu/recorder.hpp"
+#include "kernels/common/spec.hpp"
+
+namespace blockq::gemm {
+
+// Formats the gemm reads (raw ggml blocks).
+bool supported(Format f);
+
+// A tile shape a caller (test, bench, autotuner) may force.
+struct Tiling {
+  uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0, tile_k = 0;
+  bool operator==(const Tiling&) const = default;
+};
+
+// The device facts plan() uses.
+struct Limits {
+  uint32_t invocations = 256, shared = 16384, max_groups = 65535;
+  bool subgroup_matrix = false;  // reported, but no path uses it (docs/KERNELS_GEMM.md)
+};
+Limits limits_of(const gpu::Context& ctx);
+
+// Size classes of m the planner and the tuner key on: 0: m <= 64, 1: <= 512, 2: more.
+uint32_t m_class(uint32_t m);
+
+// The default tiling of an m class, before fitting to the limits.
+Tiling default_tiling(uint32_t mclass);
+// Candidate tilings the autotuner times (all fitted to the limits, deduplicated).
+std::vector<Tiling> candidates(const Limits& lim, const WeightKind& kind, const Hooks& hooks, uint32_t mclass);
+
+// spec.m is 0: m is a run-time parameter, one pipeline serves every prompt
+// length. Throws blockq::Error on an unsupported format, hook or k.
+KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks = {}, std::optional<Tiling> tiling = {});
+KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, std::optional<Tiling> tiling = {});
+
+// Fits t to the limits (halving tile k, then register blocks, then tiles);
+// nullopt when nothing fits.
+std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& hooks);
+
+uint32_t threads(const KernelSpec& s);       // invocations per workgroup
+uint32_t shared_bytes(const KernelSpec& s);  // workgroup memory declared
+uint32_t shared_bytes(const Tiling& t, const Hooks& hooks);
+
+std::string wgsl(const KernelSpec& s);
+
+// Workgroups for `rows` rows of a chunk and m tokens (x: n tiles, y: m tiles).
+gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);
+
+}  // namespace blockq::gemm

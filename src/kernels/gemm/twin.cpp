@@ -1,0 +1,58 @@
+// The gemm CPU twin and float64 reference (order stated in twin.hpp).
+#include "kernels/gemm/twin.hpp"
+
+#include <cmath>
+
+#include "util/error.hpp"
+
+namespace blockq::gemm {
+
+namespace {
+
+// W [n, k] decoded in f32 by the format's reference dequantizer.
+std::vector<float> decode(const HostWeight& w) {
+  const size_t rb = row_bytes(w.kind.format, w.k);
+  BQ_CHECK(w.ggml.size() == rb * w.n, "gemm twin: weight holds {} bytes, needs {}", w.ggml.size(), rb * w.n);
+  std::vector<float> out(size_t{w.n} * w.k);
+  for (uint32_t r = 0; r < w.n; ++r)
+    traits(w.kind.format).dequantize(w.ggml.data() + rb * r, out.data() + size_t{r} * w.k, w.k);
+  return out;
+}
+
+template <typename T>
+std::vector<T> run(const KernelSpec& s, const TwinInputs& in) {
+  BQ_CHECK(in.a && in.x.size() >= size_t{in.m} * s.k, "gemm twin {}: weight and x [m, k] required", s.key());
+  const bool silu = s.hooks.epilogue == Epilogue::SiluGate;
+  const auto wa = decode(*in.a);
+  std::vector<float> wb;
+  if (silu) wb = decode(*in.b);
+  std::vector<T> y(size_t{in.m} * s.n);
+  for (uint32_t t = 0; t < in.m; ++t)
+    for (uint32_t r = 0; r < s.n; ++r) {
+      const float* x = in.x.data() + size_t{t} * s.k;
+      T a = 0, b = 0;
+      for (uint32_t k0 = 0; k0 < s.k; k0 += s.tile)  // k tiles in order
+        for (uint32_t e = k0; e < k0 + s.tile; ++e) {
+          const T p = T(wa[size_t{r} * s.k + e]) * T(x[e]);
+          a = a + p;
+          if (silu) {
+            const T q = T(wb[size_t{r} * s.k + e]) * T(x[e]);
+            b = b + q;
+          }
+        }
+      const size_t o = size_t{t} * s.n + r;
+      switch (s.hooks.epilogue) {
+        case Epilogue::Acc: y[o] = T(in.y_in[o]) + a; break;
+        case Epilogue::SiluGate: y[o] = (a / (T(1) + std::exp(-a))) * b; break;
+        default: y[o] = a;
+      }
+    }
+  return y;
+}
+
+}  // namespace
+
+std::vector<float> twin(const KernelSpec& spec, const TwinInputs& in) { return run<float>(spec, in); }
+std::vector<double> reference(const KernelSpec& spec, const TwinInputs& in) { return run<double>(spec, in); }
+
+}  // namespace blockq::gemm

@@ -1,0 +1,34 @@
+// CPU twin of the gemm kernel and its float64 reference.
+//
+// Shapes: x [m, k] f32, W [n, k] raw ggml blocks, y [m, n] f32.
+// Block decode: each row is decoded by traits(format).dequantize (ggml's
+// reference dequantizer, in f32), which the fmt/*.wgsl dq4 functions compute.
+// Summation order, per output (t, r): over the k tiles in order, within a
+// tile over k in order, acc = acc + w[e] * x[t, e] (a separate multiply and
+// add; the tiling does not change the order, so this is one pass over k).
+// Epilogue: store, y = y + acc, or silu(acc_gate) * acc_up with silu(v) =
+// v / (1 + exp(-v)). The GPU may contract a * b + c into one FMA, so parity
+// is checked to a tolerance.
+#pragma once
+#include <span>
+#include <vector>
+
+#include "kernels/common/spec.hpp"
+#include "kernels/gemm/op.hpp"
+
+namespace blockq::gemm {
+
+struct TwinInputs {
+  const HostWeight* a = nullptr;  // the weight (gate for SiluGate)
+  const HostWeight* b = nullptr;  // SiluGate: up
+  std::span<const float> x;       // [m, k]
+  std::span<const float> y_in;    // [m, n] (Acc: the values added to)
+  uint32_t m = 0;
+};
+
+// y: [m, n] in f32, in the kernel's order.
+std::vector<float> twin(const KernelSpec& spec, const TwinInputs& in);
+// The same in float64 from the reference dequantization.
+std::vector<double> reference(const KernelSpec& spec, const TwinInputs& in);
+
+}  // namespace blockq::gemm
