@@ -9,7 +9,6 @@
 // chunk's rows takes the unchecked path (chosen per workgroup, uniformly).
 const K: u32 = {{K}};          // reduction length (elements), a multiple of TK
 const K4: u32 = K / 4u;
-const N: u32 = {{N}};          // rows of the whole output (y row stride)
 const RB: u32 = {{RB}};        // bytes per weight row (raw ggml blocks)
 const TM: u32 = {{TM}};        // tokens per workgroup tile
 const TN: u32 = {{TN}};        // rows per workgroup tile
@@ -23,7 +22,9 @@ const WG: u32 = TMT * TNT;
 const XP: u32 = TM + 1u;       // xs stride per k (padded)
 const WP: u32 = TN + 1u;       // ws stride per k (padded)
 
-struct Params { row0: u32, rows: u32, m: u32, pad: u32 }  // this dispatch's row chunk and tokens
+// This dispatch's row chunk, the tokens M and the rows N of the whole output
+// (y's row stride): run-time values, so one pipeline serves every m and n.
+struct Params { row0: u32, rows: u32, m: u32, n: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]

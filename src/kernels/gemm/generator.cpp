@@ -97,7 +97,7 @@ std::string store(const KernelSpec& s, bool checked) {
     for (uint32_t j = 0; j < s.reg_n; ++j) {
       const std::string t = fmt::format("(m0 + ty + {}u * TMT)", i), r = fmt::format("(n0 + tx + {}u * TNT)", j);
       std::string body;
-      const std::string idx = fmt::format("{} * N + params.row0 + {}", t, r);
+      const std::string idx = fmt::format("{} * params.n + params.row0 + {}", t, r);
       const std::string v = acc("A", i, j);
       switch (s.hooks.epilogue) {
         case Epilogue::Acc: body = fmt::format("y[{0}] = y[{0}] + {1};", idx, v); break;
@@ -227,7 +227,7 @@ uint32_t shared_bytes(const KernelSpec& s) { return shared_bytes(from_spec(s), s
 std::string wgsl(const KernelSpec& s) {
   Template t(wgsl_file("kernels/gemm/gemm.wgsl"), s.key());
   const uint32_t nw = weights(s.hooks);
-  t.set_u("K", s.k).set_u("N", s.n).set_u("RB", row_bytes(s.weight.format, s.k));
+  t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
   t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);
   std::string b = "@group(0) @binding(2) var<storage, read> wA: array<u32>;  // raw blocks of the chunk's rows\n";
   std::string ws = "var<workgroup> wsA: array<f32, TK * WP>;  // [TK][TN] dequantized W, k-major\n";
@@ -250,6 +250,12 @@ std::string wgsl(const KernelSpec& s) {
   t.set("INNER", inner(s));
   t.set("STORE_FAST", store(s, false)).set("STORE_EDGE", store(s, true));
   return t.render();
+}
+
+std::string pipeline_key(const KernelSpec& s) {
+  KernelSpec k = s;
+  k.n = 0;  // n and m are run-time parameters
+  return k.key();
 }
 
 gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m) {

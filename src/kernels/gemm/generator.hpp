@@ -53,6 +53,8 @@ uint32_t shared_bytes(const KernelSpec& s);  // workgroup memory declared
 uint32_t shared_bytes(const Tiling& t, const Hooks& hooks);
 
 std::string wgsl(const KernelSpec& s);
+// The pipeline cache key: the spec without n (n and m are run-time values).
+std::string pipeline_key(const KernelSpec& s);
 
 // Workgroups for `rows` rows of a chunk and m tokens (x: n tiles, y: m tiles).
 gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);

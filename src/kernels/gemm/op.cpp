@@ -66,7 +66,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
            args.x->size(), xb);
   BQ_CHECK(args.y->size() >= yb, "gemm {}: y '{}' holds {} bytes, needs {}", spec.key(), args.y->label(),
            args.y->size(), yb);
-  const std::string label = spec.key();
+  const std::string label = pipeline_key(spec);
   Prepared p;
   p.spec = spec;
   p.m = args.m;
@@ -76,7 +76,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
     if (silu)
       BQ_CHECK(args.b->chunks[ci].row0 == c.row0 && args.b->chunks[ci].rows == c.rows,
                "gemm {}: chunks of '{}' and '{}' differ", label, a.label, args.b->label);
-    const uint32_t params[4] = {c.row0, c.rows, args.m, 0};
+    const uint32_t params[4] = {c.row0, c.rows, args.m, spec.n};
     p.params_.push_back(ctx.create_buffer(sizeof(params), gpu::kUniform, label + ".params"));
     ctx.upload<uint32_t>(p.params_.back(), params);
     std::vector<gpu::Binding> b = {{&p.params_.back()}, {args.x}, {&c.raw}};

@@ -58,7 +58,7 @@ class Prepared {
  private:
   friend Prepared prepare(const gpu::Context&, const KernelSpec&, const Args&);
   const gpu::Kernel* kernel_ = nullptr;
-  std::vector<gpu::Buffer> params_;  // uniform {row0, rows, m, 0} per chunk
+  std::vector<gpu::Buffer> params_;  // uniform {row0, rows, m, n} per chunk
   std::vector<gpu::BindGroup> groups_;
   std::vector<gpu::Grid> grids_;
 };
