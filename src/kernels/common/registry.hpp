@@ -108,6 +108,7 @@ BenchRow time_body(gpu::Context& ctx, int samples, const std::function<void(gpu:
 
 // Each family's register function (declared in its register.hpp).
 #include "kernels/gather/register.hpp"
+#include "kernels/matvec/register.hpp"
 
 namespace blockq::kernels {
 
@@ -116,6 +117,7 @@ namespace blockq::kernels {
 // binaries calling it (the CLI) need every family's library.
 inline void register_all_kernels() {
   gather::register_kernels();
+  matvec::register_kernels();
 }
 
 }  // namespace blockq::kernels
