@@ -1,0 +1,88 @@
+// Generation and binding of the single-query attention kernel
+// (gpu_attention.wgsl).
+#include "model/gpu_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/embedded_wgsl.hpp"
+#include "util/error.hpp"
+#include "util/template.hpp"
+
+namespace blockq::model {
+
+KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
+  BQ_CHECK(s.n_head > 0 && s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0 && s.head_dim > 0 && s.n_ctx > 0,
+           "attention: n_head {} must be a multiple of n_kv_head {}, head_dim {} and n_ctx {} non-zero",
+           s.n_head, s.n_kv_head, s.head_dim, s.n_ctx);
+  KernelSpec k;
+  k.op = Op::Attention;
+  k.n = s.n_head;
+  k.k = s.head_dim;
+  k.tile = s.n_ctx;
+  k.variant = s.n_kv_head;
+  uint32_t wg = 64;
+  while (wg > ctx.limits().maxComputeInvocationsPerWorkgroup || wg > ctx.limits().maxComputeWorkgroupSizeX) wg /= 2;
+  k.wg = wg;
+  k.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
+  BQ_CHECK(s.n_head <= k.max_groups, "attention: {} heads exceed {} workgroups per dimension", s.n_head,
+           k.max_groups);
+  BQ_CHECK((wg + s.head_dim) * 4 <= ctx.limits().maxComputeWorkgroupStorageSize,
+           "attention: head_dim {} does not fit workgroup memory", s.head_dim);
+  return k;
+}
+
+std::string attention_wgsl(const KernelSpec& spec) {
+  return Template(wgsl_file("model/gpu_attention.wgsl"), spec.key())
+      .set_u("WG", spec.wg)
+      .set_u("HD", spec.k)
+      .set_u("N_KV", spec.variant)
+      .set_u("GQA", spec.n / spec.variant)
+      .set_u("CTX", spec.tile)
+      .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
+      .render();
+}
+
+GpuAttention::GpuAttention(const gpu::Context& ctx, const GpuAttentionShape& s, const GpuAttentionArgs& a) {
+  BQ_CHECK(a.q && a.k && a.v && a.pos && a.scores && a.out, "attention: a buffer is missing");
+  spec_ = attention_spec(ctx, s);
+  const uint64_t q_bytes = uint64_t{s.n_head} * s.head_dim * 4;
+  const uint64_t kv_bytes = uint64_t{s.n_ctx} * s.n_kv_head * s.head_dim * 4;
+  BQ_CHECK(a.q->size() >= q_bytes && a.out->size() >= q_bytes, "attention: q/out need {} bytes", q_bytes);
+  BQ_CHECK(a.k->size() >= kv_bytes && a.v->size() >= kv_bytes, "attention: the k/v cache needs {} bytes",
+           kv_bytes);
+  BQ_CHECK(a.scores->size() >= uint64_t{s.n_head} * s.n_ctx * 4, "attention: scores need {} bytes",
+           uint64_t{s.n_head} * s.n_ctx * 4);
+  const std::string key = spec_.key();
+  kernel_ = &ctx.kernel(key, key, [&] { return attention_wgsl(spec_); });
+  group_ = ctx.bind(*kernel_, {{a.q}, {a.k}, {a.v}, {a.pos}, {a.scores}, {a.out}});
+}
+
+void GpuAttention::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, {spec_.n, 1, 1}); }
+
+GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, const gpu::Buffer& k,
+                       const gpu::Buffer& v, const gpu::Buffer& pos, const gpu::Buffer& k_cache,
+                       const gpu::Buffer& v_cache) {
+  const uint64_t cache = uint64_t{row} * n_ctx * 4;
+  BQ_CHECK(k.size() >= row * 4ull && v.size() >= row * 4ull && k_cache.size() >= cache && v_cache.size() >= cache,
+           "kv store: rows of {} floats, caches of {} bytes", row, cache);
+  spec_.op = Op::Copy;
+  spec_.k = row;
+  spec_.tile = n_ctx;
+  spec_.wg = std::min<uint32_t>(64, ctx.limits().maxComputeInvocationsPerWorkgroup);
+  spec_.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
+  const std::string key = spec_.key();
+  kernel_ = &ctx.kernel(key, key, [&] {
+    return Template(wgsl_file("model/gpu_kv_store.wgsl"), key)
+        .set_u("WG", spec_.wg)
+        .set_u("ROW", row)
+        .set_u("CTX", n_ctx)
+        .render();
+  });
+  group_ = ctx.bind(*kernel_, {{&k}, {&v}, {&pos}, {&k_cache}, {&v_cache}});
+  grid_ = gpu::wrap_workgroups((row + spec_.wg - 1) / spec_.wg, spec_.max_groups);
+}
+
+void GpuKvStore::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, grid_); }
+
+}  // namespace blockq::model

@@ -1,0 +1,85 @@
+// Single-query attention over an f32 KV cache (decode), one workgroup per
+// query head h; kv head kh = h / GQA. The order follows the twin
+// (kernels/softmax/twin.hpp, attention_decode): dot products in d order,
+// scaled, a max-subtracted softmax whose max and sum are strided partials
+// combined by a power-of-two tree (kernels/common/reduce_twin.hpp), then
+// out[h, d] = sum over j in order of p[j] * v[j, kh, d].
+// The query sees cache positions 0..pos[0] (n = pos[0] + 1).
+@group(0) @binding(0) var<storage, read> q: array<f32>;           // [N_HEAD, HD]
+@group(0) @binding(1) var<storage, read> kc: array<f32>;          // [CTX, N_KV, HD]
+@group(0) @binding(2) var<storage, read> vc: array<f32>;          // [CTX, N_KV, HD]
+@group(0) @binding(3) var<storage, read> pos: array<u32>;         // [1] the query's position
+@group(0) @binding(4) var<storage, read_write> sc: array<f32>;    // [N_HEAD, CTX] scores, then p
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;   // [N_HEAD, HD]
+
+const WG: u32 = {{WG}};
+const HD: u32 = {{HD}};
+const N_KV: u32 = {{N_KV}};
+const GQA: u32 = {{GQA}};
+const CTX: u32 = {{CTX}};
+const SCALE: f32 = {{SCALE}};
+
+var<workgroup> red: array<f32, WG>;  // per-invocation partials
+var<workgroup> qs: array<f32, HD>;   // the query head, staged
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: u32) {
+  let h = wid.x;
+  let kh = h / GQA;
+  let n = min(pos[0] + 1u, CTX);
+  let row = h * CTX;
+  for (var d = li; d < HD; d += WG) {
+    qs[d] = q[h * HD + d];
+  }
+  workgroupBarrier();
+
+  // Scores and their maximum.
+  var m = -0x1.fffffep+127f;  // -FLT_MAX, the max identity
+  for (var j = li; j < n; j += WG) {
+    let kb = (j * N_KV + kh) * HD;
+    var acc = 0.0f;
+    for (var d = 0u; d < HD; d++) {
+      acc = acc + qs[d] * kc[kb + d];
+    }
+    let v = acc * SCALE;
+    sc[row + j] = v;
+    m = max(m, v);
+  }
+  red[li] = m;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (li < s) { red[li] = max(red[li], red[li + s]); }
+    workgroupBarrier();
+  }
+  let mx = red[0];
+  workgroupBarrier();
+
+  // Exponentials and their sum.
+  var sum = 0.0f;
+  for (var j = li; j < n; j += WG) {
+    let e = exp(sc[row + j] - mx);
+    sc[row + j] = e;
+    sum = sum + e;
+  }
+  red[li] = sum;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (li < s) { red[li] = red[li] + red[li + s]; }
+    workgroupBarrier();
+  }
+  let total = red[0];
+  for (var j = li; j < n; j += WG) {
+    sc[row + j] = sc[row + j] / total;
+  }
+  storageBarrier();
+  workgroupBarrier();
+
+  // Weighted sum of the values.
+  for (var d = li; d < HD; d += WG) {
+    var acc = 0.0f;
+    for (var j = 0u; j < n; j++) {
+      acc = acc + sc[row + j] * vc[(j * N_KV + kh) * HD + d];
+    }
+    out[h * HD + d] = acc;
+  }
+}

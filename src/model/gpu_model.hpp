@@ -1,0 +1,88 @@
+// The llama/qwen2 decoder on the GPU: every weight of a GGUF file uploaded
+// once (matvec layout, split by rows past the binding limit; norms and biases
+// as f32 buffers; the token table in the embedding-gather layout), an f32 KV
+// cache, and a forward pass recorded into one command buffer per token:
+//   x [n_embd] = token_embd[id]                                       (gather)
+//   per layer: q [n_head*hd], k, v [n_kv*hd] = W (rmsnorm(x) * attn_norm) (+b),
+//              RoPE fused into the q and k epilogues           (matvec prologue/epilogue)
+//              k, v -> cache [n_ctx, n_kv, hd] at pos[0]              (a store kernel)
+//              a [n_head*hd] = softmax(q.K / sqrt(hd)) V               (gpu_attention)
+//              x += Wo a                                                (matvec Acc)
+//              f [n_ff] = silu(Wg h) * (Wu h), h = rmsnorm(x) * ffn_norm (matvec SiluGate)
+//              x += Wdown f                                             (matvec Acc)
+//   logits [n_vocab] = W_out (rmsnorm(x) * output_norm)   (W_out = token_embd if tied)
+// then the logits are copied to a mapped buffer: the one read back per token.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "gguf/gguf.hpp"
+#include "gpu/context.hpp"
+#include "gpu/recorder.hpp"
+#include "model/config.hpp"
+#include "model/tokenizer.hpp"
+
+namespace blockq::model {
+
+struct GpuModelOptions {
+  uint32_t n_ctx = 0;     // KV cache positions; 0: min(context_length, 4096)
+  bool progress = false;  // loading progress on stderr: a bar on a terminal, else lines
+};
+
+// Kernel families of a token's command buffer (for per-family timing).
+enum class KernelFamily : uint8_t { Embed, Qkv, KvCopy, Attention, AttnOut, Ffn, FfnDown, LmHead, Readback };
+inline constexpr int kKernelFamilies = 9;
+std::string_view family_name(KernelFamily f);
+
+// Bytes held on the device.
+struct GpuMemory {
+  uint64_t weights = 0;      // matvec weights (incl. the lm_head), norms, biases
+  uint64_t embed_table = 0;  // the gather copy of token_embd
+  uint64_t kv_cache = 0;
+  uint64_t activations = 0;  // x, q, k, v, scores, logits, readback, ...
+  uint64_t total() const { return weights + embed_table + kv_cache + activations; }
+};
+
+class GpuModel {
+ public:
+  // Reads and checks the config and every tensor (blockq::Error naming the
+  // file and tensor for an unsupported architecture, tensor type, a missing
+  // tensor or a wrong shape), then uploads the weights and prepares every
+  // dispatch of a token.
+  GpuModel(const gpu::Context& ctx, gguf::GgufFile file, GpuModelOptions opt = {});
+  ~GpuModel();
+  GpuModel(GpuModel&&) noexcept;
+  GpuModel& operator=(GpuModel&&) noexcept;
+
+  const ModelConfig& config() const;
+  const GpuMemory& memory() const;
+  uint32_t n_ctx() const;
+  uint32_t n_past() const;
+  void reset();  // empties the KV cache (positions restart at 0)
+
+  // Evaluates one token at position n_past(): one command buffer, one
+  // submit, the logits read back [n_vocab] (valid until the next call).
+  // Throws blockq::Error for an id outside the vocabulary or a full cache.
+  std::span<const float> eval(TokenId token);
+  // Evaluates tokens in order (one at a time); the logits after the last.
+  std::span<const float> eval(std::span<const TokenId> tokens);
+
+  // For benchmarks: writes the inputs of `token` at position n_past()
+  // without evaluating, and records the token's dispatches (all, or one
+  // family's) into rec, the copy of the logits to the mapped buffer only when
+  // `readback` (it is a copy, outside compute passes and their timestamps).
+  // The KV cache position does not advance.
+  void set_inputs(TokenId token);
+  void record(gpu::Recorder& rec, std::optional<KernelFamily> only = std::nullopt, bool readback = true) const;
+  uint32_t dispatches_per_token() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace blockq::model

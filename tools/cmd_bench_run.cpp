@@ -1,0 +1,124 @@
+// `blockq bench-run [--preset tiny|smollm2-360m|llama-3.2-1b] [--type q8_0]
+// [--arch llama|qwen2] [-p N] [-n N]`: end-to-end speed of the GPU forward
+// pass on a synthetic model (made on first use): prompt and generation
+// tokens/s, time to first token, GPU memory, and a per-token time breakdown
+// by kernel family (each family's dispatches of one token timed alone).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "model/default_model.hpp"
+#include "model/gpu_model.hpp"
+#include "tools/commands.hpp"
+#include "tools/context.hpp"
+#include "util/error.hpp"
+
+namespace blockq::tools {
+namespace {
+
+struct BenchRunArgs {
+  std::string preset = "tiny";
+  std::string type = "q8_0";
+  std::string arch = "llama";
+  std::string model;
+  int n_prompt = 32;
+  int n_gen = 32;
+  int samples = 5;
+};
+
+double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
+  using clock = std::chrono::steady_clock;
+  std::string path = a.model;
+  if (path.empty()) {
+    const auto f = format_from_name(a.type);
+    BQ_CHECK(f, "--type {}: not a format blockq writes", a.type);
+    BQ_CHECK(a.arch == "llama" || a.arch == "qwen2", "--arch {}: use llama or qwen2", a.arch);
+    path = model::ensure_synth_model(a.preset, *f, a.arch == "llama" ? model::Arch::Llama : model::Arch::Qwen2);
+  }
+  BQ_CHECK(a.n_prompt >= 1 && a.n_gen >= 1 && a.samples >= 1, "-p, -n and --samples must be >= 1");
+  gpu::Context ctx = make_context(g);
+  const auto t_load = clock::now();
+  model::GpuModel m(ctx, gguf::GgufFile::open(path),
+                    {.n_ctx = uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)), .progress = true});
+  const double load_s = secs(clock::now() - t_load);
+  const auto& c = m.config();
+
+  // Prompt: fixed pseudo-random ids, evaluated token by token.
+  std::vector<model::TokenId> prompt(a.n_prompt);
+  for (int i = 0; i < a.n_prompt; ++i) prompt[i] = model::TokenId((uint64_t(i) * 7919 + 13) % c.n_vocab);
+  m.eval(prompt[0]);  // warm-up: pipelines, first submit
+  m.reset();
+  const auto t0 = clock::now();
+  std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
+  const auto t_prompt = clock::now();
+  auto argmax = [](std::span<const float> v) {
+    return model::TokenId(std::max_element(v.begin(), v.end()) - v.begin());
+  };
+  model::TokenId next = argmax(logits);
+  const auto t_first = clock::now();
+  for (int i = 0; i < a.n_gen; ++i) {
+    logits = m.eval(next);
+    next = argmax(logits);
+  }
+  const auto t_end = clock::now();
+  const double pp = secs(t_prompt - t0), gen = secs(t_end - t_first);
+
+  const auto& mem = m.memory();
+  fmt::print("model      {} ({} {}, n_embd {}, {} layers, vocab {}), loaded in {:.2f} s\n", path, c.arch_name,
+             a.model.empty() ? a.preset + " " + a.type : std::string("file"), c.n_embd, c.n_layer, c.n_vocab,
+             load_s);
+  fmt::print("adapter    {}{}\n", ctx.adapter().name(), ctx.low_end() ? " (low-end limits)" : "");
+  fmt::print("memory     {:.1f} MiB on the GPU (weights {:.1f}, token table {:.1f}, KV cache {:.1f}, "
+             "activations {:.1f})\n",
+             double(mem.total()) / (1 << 20), double(mem.weights) / (1 << 20), double(mem.embed_table) / (1 << 20),
+             double(mem.kv_cache) / (1 << 20), double(mem.activations) / (1 << 20));
+  fmt::print("prompt     {} tokens, {:.1f} tokens/s (token by token)\n", a.n_prompt, a.n_prompt / pp);
+  fmt::print("generation {} tokens, {:.1f} tokens/s\n", a.n_gen, a.n_gen / gen);
+  fmt::print("first tok  {:.1f} ms (prompt of {} tokens + sampling)\n", 1e3 * secs(t_first - t0), a.n_prompt);
+  fmt::print("dispatches {} per token\n", m.dispatches_per_token());
+
+  // Breakdown at the current position: each family's dispatches of one token.
+  m.set_inputs(next);
+  const int n_fam = int(model::KernelFamily::Readback);  // the logits copy is left out
+  std::vector<double> ms(n_fam);
+  bool gpu_ts = false;
+  const gpu::Timing whole =
+      gpu::time_passes(ctx, a.samples, [&](gpu::Recorder& r) { m.record(r, std::nullopt, false); });
+  double sum = 0;
+  for (int f = 0; f < n_fam; ++f) {
+    const auto fam = model::KernelFamily(f);
+    const gpu::Timing t = gpu::time_passes(ctx, a.samples, [&](gpu::Recorder& r) { m.record(r, fam, false); });
+    ms[f] = t.median() * 1e-6;
+    gpu_ts = t.gpu_timestamps;
+    sum += ms[f];
+  }
+  fmt::print("\nper-token time by kernel family at position {} ({}, median of {}):\n", m.n_past(),
+             gpu_ts ? "GPU timestamps" : "wall clock per submit, an upper bound", a.samples);
+  for (int f = 0; f < n_fam; ++f)
+    fmt::print("  {:<12} {:9.3f} ms  {:5.1f}%\n", model::family_name(model::KernelFamily(f)), ms[f],
+               100 * ms[f] / sum);
+  fmt::print("  {:<12} {:9.3f} ms  (whole token, one pass; families sum to {:.3f} ms)\n", "total",
+             whole.median() * 1e-6, sum);
+}
+
+void add_bench_run(CLI::App& app, GlobalOptions& g) {
+  static BenchRunArgs a;
+  auto* cmd = app.add_subcommand("bench-run", "End-to-end GPU forward pass speed on a synthetic model");
+  cmd->add_option("--preset", a.preset, "tiny, smollm2-360m, llama-3.2-1b, llama-3-8b")->capture_default_str();
+  cmd->add_option("--type", a.type, "Weight format of the synthetic model")->capture_default_str();
+  cmd->add_option("--arch", a.arch, "llama or qwen2")->capture_default_str();
+  cmd->add_option("-m,--model", a.model, "A GGUF file instead of a synthetic model");
+  cmd->add_option("-p,--n-prompt", a.n_prompt, "Prompt tokens")->capture_default_str();
+  cmd->add_option("-n,--n-gen", a.n_gen, "Generated tokens")->capture_default_str();
+  cmd->add_option("--samples", a.samples, "Timing samples per kernel family")->capture_default_str();
+  cmd->callback([&g] { bench_run(a, g); });
+}
+
+BQ_REGISTER_COMMAND(add_bench_run);
+
+}  // namespace
+}  // namespace blockq::tools

@@ -1,0 +1,132 @@
+// `blockq run -m MODEL.gguf -p PROMPT -n N [--temp --top-k --top-p --min-p
+// --repeat-penalty --seed --chat]`: runs a llama/qwen2 GGUF on the GPU,
+// streaming tokens as they come, then prompt and generation tokens/s and the
+// time to first token. Without -m, the tiny synthetic model (made on first use).
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "model/chat_template.hpp"
+#include "model/default_model.hpp"
+#include "model/gpu_model.hpp"
+#include "model/sampler.hpp"
+#include "model/tokenizer.hpp"
+#include "tools/commands.hpp"
+#include "tools/context.hpp"
+#include "util/error.hpp"
+
+namespace blockq::tools {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::string prompt = "Once upon a time";
+  int n = 64;
+  float temp = 0.8f;
+  int top_k = 40;
+  float top_p = 0.95f;
+  float min_p = 0.05f;
+  float repeat_penalty = 1.0f;
+  uint64_t seed = 42;
+  bool chat = false;
+  bool ignore_eos = false;
+  uint32_t n_ctx = 0;
+};
+
+double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+void run(const RunArgs& a, const GlobalOptions& g) {
+  using clock = std::chrono::steady_clock;
+  const std::string path = a.model.empty() ? model::ensure_synth_model("tiny", Format::Q8_0) : a.model;
+  gguf::GgufFile file = gguf::GgufFile::open(path);
+  const model::Tokenizer tok(model::from_gguf(file));
+  gpu::Context ctx = make_context(g);
+  const auto t_load = clock::now();
+  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true});
+  const auto& c = m.config();
+  const auto& mem = m.memory();
+  std::fprintf(stderr,
+               "%s: %s, n_embd %u, %u layers, %u/%u heads, vocab %u on %s; loaded in %.2f s, GPU memory "
+               "%.1f MiB (weights %.1f, token table %.1f, KV cache %.1f for %u positions, activations %.1f)\n",
+               path.c_str(), c.arch_name.c_str(), c.n_embd, c.n_layer, c.n_head, c.n_head_kv, c.n_vocab,
+               ctx.adapter().name().c_str(), secs(clock::now() - t_load), double(mem.total()) / (1 << 20),
+               double(mem.weights) / (1 << 20), double(mem.embed_table) / (1 << 20),
+               double(mem.kv_cache) / (1 << 20), m.n_ctx(), double(mem.activations) / (1 << 20));
+
+  std::vector<model::TokenId> prompt;
+  if (a.chat) {
+    const std::string eos_text = tok.eos() >= 0 ? tok.text(tok.eos()) : "</s>";
+    const auto fmt_ = model::detect_chat_template(file.get_string_or("tokenizer.chat_template", ""), eos_text);
+    const std::vector<model::ChatMessage> msgs = {{"user", a.prompt}};
+    prompt = tok.tokenize(model::apply_chat_template(fmt_, msgs, true), true, true);
+  } else {
+    prompt = tok.tokenize(a.prompt, true, false);
+  }
+  BQ_CHECK(!prompt.empty(), "the prompt gives no tokens");
+  BQ_CHECK(prompt.size() + size_t(std::max(a.n, 0)) <= m.n_ctx(),
+           "{} prompt tokens + {} to generate exceed the context of {} positions (--ctx)", prompt.size(), a.n,
+           m.n_ctx());
+
+  model::SamplerConfig sc;
+  sc.temperature = a.temp;
+  sc.top_k = a.top_k;
+  sc.top_p = a.top_p;
+  sc.min_p = a.min_p;
+  sc.repeat_penalty = a.repeat_penalty;
+  sc.seed = a.seed;
+  model::Sampler sampler(sc);
+  sampler.accept(prompt);
+
+  if (!a.chat) {
+    std::fputs(a.prompt.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  const auto t0 = clock::now();
+  std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
+  const auto t_prompt = clock::now();
+  int generated = 0;
+  clock::time_point t_first = t_prompt;
+  for (int i = 0; i < a.n; ++i) {
+    const model::TokenId id = sampler.sample(logits);
+    if (i == 0) t_first = clock::now();
+    sampler.accept(id);
+    ++generated;
+    if (!a.ignore_eos && tok.is_eog(id)) break;
+    const std::string piece = tok.token_to_piece(id, false);
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    if (i + 1 < a.n) logits = m.eval(id);
+  }
+  const auto t_end = clock::now();
+  std::fputs("\n", stdout);
+  const double pp = secs(t_prompt - t0), gen = secs(t_end - t_first);
+  std::fprintf(stderr,
+               "prompt: %zu tokens in %.3f s (%.1f tokens/s, token by token); generation: %d tokens in %.3f s "
+               "(%.1f tokens/s); time to first token %.1f ms\n",
+               prompt.size(), pp, double(prompt.size()) / pp, generated, gen,
+               generated > 1 ? double(generated - 1) / gen : 0.0, 1e3 * secs(t_first - t0));
+}
+
+void add_run(CLI::App& app, GlobalOptions& g) {
+  static RunArgs a;
+  auto* cmd = app.add_subcommand("run", "Generate text with a GGUF model on the GPU (default: a tiny synthetic model)");
+  cmd->add_option("-m,--model", a.model, "GGUF file (llama or qwen2); default: the tiny synthetic model");
+  cmd->add_option("-p,--prompt", a.prompt, "Prompt text")->capture_default_str();
+  cmd->add_option("-n,--n-predict", a.n, "Tokens to generate")->capture_default_str();
+  cmd->add_option("--temp", a.temp, "Temperature (<= 0: greedy)")->capture_default_str();
+  cmd->add_option("--top-k", a.top_k, "Top-k (<= 0: off)")->capture_default_str();
+  cmd->add_option("--top-p", a.top_p, "Top-p (>= 1: off)")->capture_default_str();
+  cmd->add_option("--min-p", a.min_p, "Min-p (<= 0: off)")->capture_default_str();
+  cmd->add_option("--repeat-penalty", a.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
+  cmd->add_option("--seed", a.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--ctx", a.n_ctx, "KV cache positions (0: min(context length, 4096))");
+  cmd->add_flag("--chat", a.chat, "Wrap the prompt in the model's chat template as a user message");
+  cmd->add_flag("--ignore-eos", a.ignore_eos, "Keep generating past end-of-generation tokens");
+  cmd->callback([&g] { run(a, g); });
+}
+
+BQ_REGISTER_COMMAND(add_run);
+
+}  // namespace
+}  // namespace blockq::tools
