@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "kernels/gemm/op.hpp"
 #include "kernels/gemm/twin.hpp"
+#include "kernels/gemm/tune.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
 #include "util/error.hpp"
@@ -183,6 +186,32 @@ TEST(Gemm, BadInputIsAClearError) {
   Hooks rope;
   rope.epilogue = Epilogue::Rope;
   EXPECT_THROW(plan(ctx, kind_of(Format::Q8_0), 8, 64, 8, rope), Error);
+}
+
+TEST(Gemm, TunerKeepsTheFasterAndCaches) {
+  auto& ctx = test_context();
+  char dir[] = "/tmp/blockq_gemm_tune_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("BLOCKQ_CACHE_DIR", dir, 1);
+  TuneOptions o;
+  o.m = 16;
+  o.samples = 3;
+  o.max_candidates = 2;
+  auto r = tune(ctx, kind_of(Format::Q8_0), 96, 64, 0, {}, o);
+  EXPECT_FALSE(r.from_cache);
+  EXPECT_LE(r.ns_best, r.ns_default);  // never slower than the default
+  if (!(r.tiling == r.default_tiling)) EXPECT_LT(r.ns_best, r.ns_default);
+  std::printf("  tuned %s: %ux%u r%ux%u tk%u %.1f us (default %.1f us)\n", r.key.c_str(), r.tiling.tile_m,
+              r.tiling.tile_n, r.tiling.reg_m, r.tiling.reg_n, r.tiling.tile_k, r.ns_best / 1e3, r.ns_default / 1e3);
+  auto c = tune(ctx, kind_of(Format::Q8_0), 96, 64, 0, {}, o);
+  EXPECT_TRUE(c.from_cache);
+  EXPECT_EQ(c.tiling, r.tiling);
+  EXPECT_TRUE(std::filesystem::exists(cache_path()));
+  // A corrupt cache reads as empty.
+  { std::FILE* f = std::fopen(cache_path().c_str(), "w"); std::fputs("{not json", f); std::fclose(f); }
+  EXPECT_FALSE(cache_get(ctx, "tune", r.key).has_value());
+  unsetenv("BLOCKQ_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,78 @@
+// matvec/gemm dispatch and the crossover measurement (see matmul.hpp).
+#include "kernels/gemm/matmul.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "util/error.hpp"
+
+namespace blockq::gemm {
+
+uint32_t crossover(const gpu::Context& ctx, const WeightKind& kind, const CrossoverOptions& opt) {
+  const std::string key = fmt::format("{}.n{}.k{}", kind.name(), opt.n, opt.k);
+  if (opt.use_cache && !opt.force)
+    if (auto c = cache_get(ctx, "crossover", key)) {
+      try {
+        return nlohmann::json::parse(*c).at("m").get<uint32_t>();
+      } catch (const std::exception&) {
+      }
+    }
+  const uint32_t ms[] = {1, 2, 4, 8, 16, 32};
+  auto blocks = random_blocks(kind.format, opt.n, opt.k, 9);
+  matvec::HostWeight mh{kind, opt.n, opt.k, blocks};
+  HostWeight gh{kind, opt.n, opt.k, blocks};
+  auto mw = matvec::upload(ctx, mh, "crossover.mv");
+  auto gw = upload(ctx, gh, "crossover.gemm");
+  std::vector<float> x(size_t{32} * opt.k);
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (auto& v : x) v = d(rng);
+  auto xb = ctx.storage<float>(x, "crossover.x");
+  auto yb = ctx.create_buffer(uint64_t{32} * opt.n * 4, gpu::kStorage, "crossover.y");
+  auto time = [&](auto& p) {
+    auto body = [&](gpu::Recorder& r) { p.record(r); };
+    gpu::time_passes(ctx, 1, body);
+    return gpu::time_passes(ctx, opt.samples, body).median();
+  };
+  uint32_t best = 0;
+  nlohmann::json detail = nlohmann::json::array();
+  for (uint32_t m : ms) {
+    auto mp = matvec::prepare(ctx, matvec::plan(ctx, kind, opt.n, opt.k, m), {&mw, nullptr, &xb, &yb});
+    auto gp = prepare(ctx, plan(ctx, kind, opt.n, opt.k, m), {&gw, nullptr, &xb, &yb, m});
+    const double tm = time(mp), tg = time(gp);
+    if (opt.verbose) std::fprintf(stderr, "  crossover %s m=%u: matvec %.1f us, gemm %.1f us\n", key.c_str(), m, tm / 1e3, tg / 1e3);
+    detail.push_back({{"m", m}, {"matvec_ns", tm}, {"gemm_ns", tg}});
+    if (tm < tg) best = m;
+  }
+  if (opt.use_cache) cache_put(ctx, "crossover", key, nlohmann::json{{"m", best}, {"timings", detail}}.dump());
+  return best;
+}
+
+const KernelSpec& Matmul::spec() const {
+  return std::visit([](const auto& p) -> const KernelSpec& { return p.spec; }, p_);
+}
+
+void Matmul::record(gpu::Recorder& rec) const {
+  std::visit([&](const auto& p) { p.record(rec); }, p_);
+}
+
+Matmul matmul(const gpu::Context& ctx, const MatmulArgs& a) {
+  BQ_CHECK((a.mv_a || a.gm_a) && a.x && a.y && a.m > 0, "matmul: a weight, x, y and m > 0 are required");
+  const WeightKind kind = a.gm_a ? a.gm_a->kind : a.mv_a->kind;
+  const uint32_t n = a.gm_a ? a.gm_a->n : a.mv_a->n, k = a.gm_a ? a.gm_a->k : a.mv_a->k;
+  bool gemm = !a.mv_a;
+  if (a.mv_a && a.gm_a) gemm = a.m > (a.crossover ? *a.crossover : crossover(ctx, kind));
+  Matmul out;
+  if (gemm) {
+    BQ_CHECK(a.gm_a, "matmul: m = {} selects the gemm but no gemm layout of the weight was given", a.m);
+    std::optional<Tiling> t;
+    if (a.tuned) t = tune(ctx, kind, n, k, m_class(a.m), a.hooks).tiling;
+    out.p_ = prepare(ctx, plan(ctx, kind, n, k, a.m, a.hooks, t), {a.gm_a, a.gm_b, a.x, a.y, a.m});
+  } else {
+    out.p_ = matvec::prepare(ctx, matvec::plan(ctx, kind, n, k, a.m, a.hooks), {a.mv_a, a.mv_b, a.x, a.y});
+  }
+  return out;
+}
+
+}  // namespace blockq::gemm
