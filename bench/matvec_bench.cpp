@@ -87,6 +87,15 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
   std::vector<MatvecRow> rows;
   for (const auto& kind : o.kinds)
     for (const auto& [n, k] : o.shapes) {
+      if (!kind.onnx && k % traits(kind.format).block_elems != 0) {
+        MatvecRow row;
+        row.kind = kind.name();
+        row.n = n;
+        row.k = k;
+        row.error = fmt::format("k = {} is not a multiple of the {}-element block", k, traits(kind.format).block_elems);
+        rows.push_back(row);
+        continue;
+      }
       // Host data for one copy; the copies differ only by where they live.
       std::vector<uint8_t> blocks;
       OnnxBlockMatrix om;
@@ -100,10 +109,20 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
       }
       std::vector<matvec::Weights> copies;
       uint64_t wbytes = 0;
-      do {
-        copies.push_back(matvec::upload(ctx, hw, fmt::format("bench.{}.{}", kind.name(), copies.size())));
-        wbytes = copies.back().bytes();
-      } while (copies.size() < o.max_copies && wbytes * copies.size() < o.rotate_bytes);
+      try {
+        do {
+          copies.push_back(matvec::upload(ctx, hw, fmt::format("bench.{}.{}", kind.name(), copies.size())));
+          wbytes = copies.back().bytes();
+        } while (copies.size() < o.max_copies && wbytes * copies.size() < o.rotate_bytes);
+      } catch (const Error& e) {  // e.g. k not a multiple of a K-quant's 256-element block
+        MatvecRow row;
+        row.kind = kind.name();
+        row.n = n;
+        row.k = k;
+        row.error = e.what();
+        rows.push_back(row);
+        continue;
+      }
       for (uint32_t m : o.batches) {
         std::vector<float> x(size_t{m} * k);
         std::mt19937 rng(11);

@@ -190,10 +190,13 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   const bool sg_ok = lim.subgroup_min > 0 && lim.subgroup_max >= lim.subgroup_min;
   s.features.subgroups = opt.subgroups.value_or(sg_ok) && sg_ok;
   const uint32_t upr = ui.kp / ui.unit;
-  s.tpr = opt.tpr.value_or(std::min<uint32_t>(32, pow2_floor(upr)));
+  // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup and
+  // 32 lanes per row won at batch 1; half of each at batch 8).
+  const bool batched = m > 1;
+  s.tpr = opt.tpr.value_or(std::min<uint32_t>(batched ? 16 : 32, pow2_floor(upr)));
   if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
   const uint32_t max_inv = pow2_floor(lim.invocations);
-  s.wg = opt.wg.value_or(std::min<uint32_t>(256, max_inv));
+  s.wg = opt.wg.value_or(std::min<uint32_t>(batched ? 512 : 1024, max_inv));
   if (s.features.subgroups) s.wg = std::max(s.wg, pow2_floor(lim.subgroup_max) * (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1));
   const bool rope = hooks.epilogue == Epilogue::Rope;
   s.wg = std::max(s.wg, s.tpr * (rope ? 2 : 1));
@@ -208,7 +211,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
              hooks.head_dim, hooks.n_rot, n);
   }
   s.tokens = std::min(opt.tokens.value_or(8), m);
-  s.unroll = opt.unroll.value_or(std::clamp<uint32_t>(upr / s.tpr / 2, 1, 4));
+  s.unroll = opt.unroll.value_or(1);
   while (true) {
     s.tile = 0;
     const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
