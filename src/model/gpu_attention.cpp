@@ -19,13 +19,14 @@ KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
   k.op = Op::Attention;
   k.n = s.n_head;
   k.k = s.head_dim;
+  k.m = s.m;
   k.tile = s.n_ctx;
   k.variant = s.n_kv_head;
   uint32_t wg = 64;
   while (wg > ctx.limits().maxComputeInvocationsPerWorkgroup || wg > ctx.limits().maxComputeWorkgroupSizeX) wg /= 2;
   k.wg = wg;
   k.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
-  BQ_CHECK(s.n_head <= k.max_groups, "attention: {} heads exceed {} workgroups per dimension", s.n_head,
+  BQ_CHECK(s.n_head <= k.max_groups && s.m >= 1 && s.m <= k.max_groups, "attention: {} heads exceed {} workgroups per dimension", s.n_head,
            k.max_groups);
   BQ_CHECK((wg + s.head_dim) * 4 <= ctx.limits().maxComputeWorkgroupStorageSize,
            "attention: head_dim {} does not fit workgroup memory", s.head_dim);
@@ -35,6 +36,7 @@ KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
 std::string attention_wgsl(const KernelSpec& spec) {
   return Template(wgsl_file("model/gpu_attention.wgsl"), spec.key())
       .set_u("WG", spec.wg)
+      .set_u("N_HEAD", spec.n)
       .set_u("HD", spec.k)
       .set_u("N_KV", spec.variant)
       .set_u("GQA", spec.n / spec.variant)
@@ -46,28 +48,30 @@ std::string attention_wgsl(const KernelSpec& spec) {
 GpuAttention::GpuAttention(const gpu::Context& ctx, const GpuAttentionShape& s, const GpuAttentionArgs& a) {
   BQ_CHECK(a.q && a.k && a.v && a.pos && a.scores && a.out, "attention: a buffer is missing");
   spec_ = attention_spec(ctx, s);
-  const uint64_t q_bytes = uint64_t{s.n_head} * s.head_dim * 4;
+  const uint64_t q_bytes = uint64_t{s.m} * s.n_head * s.head_dim * 4;
   const uint64_t kv_bytes = uint64_t{s.n_ctx} * s.n_kv_head * s.head_dim * 4;
   BQ_CHECK(a.q->size() >= q_bytes && a.out->size() >= q_bytes, "attention: q/out need {} bytes", q_bytes);
   BQ_CHECK(a.k->size() >= kv_bytes && a.v->size() >= kv_bytes, "attention: the k/v cache needs {} bytes",
            kv_bytes);
-  BQ_CHECK(a.scores->size() >= uint64_t{s.n_head} * s.n_ctx * 4, "attention: scores need {} bytes",
-           uint64_t{s.n_head} * s.n_ctx * 4);
+  BQ_CHECK(a.scores->size() >= uint64_t{s.m} * s.n_head * s.n_ctx * 4, "attention: scores need {} bytes",
+           uint64_t{s.m} * s.n_head * s.n_ctx * 4);
   const std::string key = spec_.key();
   kernel_ = &ctx.kernel(key, key, [&] { return attention_wgsl(spec_); });
   group_ = ctx.bind(*kernel_, {{a.q}, {a.k}, {a.v}, {a.pos}, {a.scores}, {a.out}});
 }
 
-void GpuAttention::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, {spec_.n, 1, 1}); }
+void GpuAttention::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, {spec_.n, spec_.m, 1}); }
 
-GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, const gpu::Buffer& k,
+GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, uint32_t m, const gpu::Buffer& k,
                        const gpu::Buffer& v, const gpu::Buffer& pos, const gpu::Buffer& k_cache,
                        const gpu::Buffer& v_cache) {
   const uint64_t cache = uint64_t{row} * n_ctx * 4;
-  BQ_CHECK(k.size() >= row * 4ull && v.size() >= row * 4ull && k_cache.size() >= cache && v_cache.size() >= cache,
-           "kv store: rows of {} floats, caches of {} bytes", row, cache);
+  BQ_CHECK(k.size() >= row * 4ull * m && v.size() >= row * 4ull * m && k_cache.size() >= cache &&
+               v_cache.size() >= cache,
+           "kv store: {} rows of {} floats, caches of {} bytes", m, row, cache);
   spec_.op = Op::Copy;
   spec_.k = row;
+  spec_.m = m;
   spec_.tile = n_ctx;
   spec_.wg = std::min<uint32_t>(64, ctx.limits().maxComputeInvocationsPerWorkgroup);
   spec_.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
@@ -76,11 +80,12 @@ GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, co
     return Template(wgsl_file("model/gpu_kv_store.wgsl"), key)
         .set_u("WG", spec_.wg)
         .set_u("ROW", row)
+        .set_u("M", m)
         .set_u("CTX", n_ctx)
         .render();
   });
   group_ = ctx.bind(*kernel_, {{&k}, {&v}, {&pos}, {&k_cache}, {&v_cache}});
-  grid_ = gpu::wrap_workgroups((row + spec_.wg - 1) / spec_.wg, spec_.max_groups);
+  grid_ = gpu::wrap_workgroups((uint64_t{row} * m + spec_.wg - 1) / spec_.wg, spec_.max_groups);
 }
 
 void GpuKvStore::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, grid_); }

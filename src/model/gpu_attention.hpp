@@ -1,7 +1,7 @@
-// Single-query attention on the GPU over an f32 KV cache (the decode step of
-// the GPU forward pass): q [n_head, head_dim], k/v cache [n_ctx, n_kv_head,
-// head_dim], out [n_head, head_dim]; one workgroup per query head, positions
-// 0..pos[0] visible. Same order as twin::attention_decode (softmax/twin.hpp).
+// Attention on the GPU over an f32 KV cache (the GPU forward pass): q [m,
+// n_head, head_dim], k/v cache [n_ctx, n_kv_head, head_dim], out [m, n_head,
+// head_dim]; one workgroup per query head and token, token t seeing positions
+// 0..pos[t]. Same order as twin::attention_decode (softmax/twin.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,20 +15,21 @@ namespace blockq::model {
 struct GpuAttentionShape {
   uint32_t n_head = 0, n_kv_head = 0, head_dim = 0;
   uint32_t n_ctx = 0;  // cache positions (the row stride of the scores)
+  uint32_t m = 1;      // query tokens
 };
 
-// op Attention: n = n_head, k = head_dim, tile = n_ctx, variant = n_kv_head,
+// op Attention: n = n_head, k = head_dim, m = tokens, tile = n_ctx, variant = n_kv_head,
 // wg = invocations per head (a power of two, <= 64 and the device's limit).
 KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s);
 std::string attention_wgsl(const KernelSpec& spec);
 
 struct GpuAttentionArgs {
-  const gpu::Buffer* q = nullptr;       // [n_head, head_dim] f32
+  const gpu::Buffer* q = nullptr;       // [m, n_head, head_dim] f32
   const gpu::Buffer* k = nullptr;       // [n_ctx, n_kv_head, head_dim] f32
   const gpu::Buffer* v = nullptr;       // [n_ctx, n_kv_head, head_dim] f32
-  const gpu::Buffer* pos = nullptr;     // [1] u32
-  const gpu::Buffer* scores = nullptr;  // [n_head, n_ctx] f32 scratch
-  const gpu::Buffer* out = nullptr;     // [n_head, head_dim] f32
+  const gpu::Buffer* pos = nullptr;     // [m] u32
+  const gpu::Buffer* scores = nullptr;  // [m, n_head, n_ctx] f32 scratch
+  const gpu::Buffer* out = nullptr;     // [m, n_head, head_dim] f32
 };
 
 // A bound attention dispatch: made once, recorded per token.
@@ -45,12 +46,12 @@ class GpuAttention {
   gpu::BindGroup group_;
 };
 
-// Stores k and v [n_kv_head * head_dim] into their caches [n_ctx, n_kv_head *
-// head_dim] at row pos[0] (op Copy: k = row length, tile = n_ctx).
+// Stores k and v [m, n_kv_head * head_dim] into their caches [n_ctx, n_kv_head *
+// head_dim] at rows pos[t] (op Copy: k = row length, m = tokens, tile = n_ctx).
 class GpuKvStore {
  public:
   GpuKvStore() = default;
-  GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, const gpu::Buffer& k, const gpu::Buffer& v,
+  GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, uint32_t m, const gpu::Buffer& k, const gpu::Buffer& v,
              const gpu::Buffer& pos, const gpu::Buffer& k_cache, const gpu::Buffer& v_cache);
   void record(gpu::Recorder& rec) const;
 

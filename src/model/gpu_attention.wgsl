@@ -1,18 +1,20 @@
-// Single-query attention over an f32 KV cache (decode), one workgroup per
-// query head h; kv head kh = h / GQA. The order follows the twin
+// Attention of M query tokens over an f32 KV cache, one workgroup per query
+// head h (wid.x) and token t (wid.y); kv head kh = h / GQA. The order follows the twin
 // (kernels/softmax/twin.hpp, attention_decode): dot products in d order,
 // scaled, a max-subtracted softmax whose max and sum are strided partials
 // combined by a power-of-two tree (kernels/common/reduce_twin.hpp), then
 // out[h, d] = sum over j in order of p[j] * v[j, kh, d].
-// The query sees cache positions 0..pos[0] (n = pos[0] + 1).
-@group(0) @binding(0) var<storage, read> q: array<f32>;           // [N_HEAD, HD]
+// Token t sees cache positions 0..pos[t] (n = pos[t] + 1): causal, since a
+// batch's k and v are all stored before this kernel runs.
+@group(0) @binding(0) var<storage, read> q: array<f32>;           // [M, N_HEAD, HD]
 @group(0) @binding(1) var<storage, read> kc: array<f32>;          // [CTX, N_KV, HD]
 @group(0) @binding(2) var<storage, read> vc: array<f32>;          // [CTX, N_KV, HD]
-@group(0) @binding(3) var<storage, read> pos: array<u32>;         // [1] the query's position
-@group(0) @binding(4) var<storage, read_write> sc: array<f32>;    // [N_HEAD, CTX] scores, then p
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;   // [N_HEAD, HD]
+@group(0) @binding(3) var<storage, read> pos: array<u32>;         // [M] the queries' positions
+@group(0) @binding(4) var<storage, read_write> sc: array<f32>;    // [M, N_HEAD, CTX] scores, then p
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;   // [M, N_HEAD, HD]
 
 const WG: u32 = {{WG}};
+const N_HEAD: u32 = {{N_HEAD}};
 const HD: u32 = {{HD}};
 const N_KV: u32 = {{N_KV}};
 const GQA: u32 = {{GQA}};
@@ -25,11 +27,13 @@ var<workgroup> qs: array<f32, HD>;   // the query head, staged
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: u32) {
   let h = wid.x;
+  let t = wid.y;
   let kh = h / GQA;
-  let n = min(pos[0] + 1u, CTX);
-  let row = h * CTX;
+  let n = min(pos[t] + 1u, CTX);
+  let qh = (t * N_HEAD + h) * HD;
+  let row = (t * N_HEAD + h) * CTX;
   for (var d = li; d < HD; d += WG) {
-    qs[d] = q[h * HD + d];
+    qs[d] = q[qh + d];
   }
   workgroupBarrier();
 
@@ -80,6 +84,6 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
     for (var j = 0u; j < n; j++) {
       acc = acc + sc[row + j] * vc[(j * N_KV + kh) * HD + d];
     }
-    out[h * HD + d] = acc;
+    out[qh + d] = acc;
   }
 }

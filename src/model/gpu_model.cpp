@@ -67,13 +67,18 @@ class Progress {
   std::string name_;
 };
 
+// The dispatches of one layer for a number of tokens (1, or the prompt batch).
+struct LayerPass {
+  matvec::Prepared pq, pk, pv, po, pffn, pdown;
+  GpuKvStore store;
+  GpuAttention att;
+};
+
 struct Layer {
   matvec::Weights wq, wk, wv, wo, wg, wu, wd;
   gpu::Buffer attn_norm, ffn_norm, bq, bk, bv;  // [n_embd] x2, [n_q], [n_kv] x2
   gpu::Buffer kc, vc;                            // [n_ctx, n_kv, hd]
-  matvec::Prepared pq, pk, pv, po, pffn, pdown;
-  GpuKvStore store;
-  GpuAttention att;
+  LayerPass pass[2];                             // [0]: one token, [1]: `batch` tokens
 };
 
 }  // namespace
@@ -85,23 +90,25 @@ struct GpuModel::Impl {
   ModelConfig cfg;
   GpuModelOptions opt;
   uint32_t n_ctx = 0, n_past = 0;
-  TokenId cur = 0;
+  uint32_t batch = 1;              // prompt tokens per dispatch (matvec m)
+  uint32_t m = 1;                  // tokens of the current inputs (1 or batch)
+  std::vector<TokenId> cur;        // [batch] their ids
   GpuMemory mem;
   std::vector<Layer> layers;
   // Embedding gather: one table chunk per binding-sized row range.
   gather::EmbedLayout embed;
   const gpu::Kernel* embed_kernel = nullptr;
-  std::vector<gpu::Buffer> embed_table, embed_params;
-  std::vector<gpu::BindGroup> embed_groups;
+  std::vector<gpu::Buffer> embed_table, embed_params[2];
+  std::vector<gpu::BindGroup> embed_groups[2];
   uint64_t rows_per_chunk = 0;
   // lm_head.
   matvec::Weights w_out;  // output.weight, or token_embd when tied
   gpu::Buffer out_norm;   // [n_embd]
-  matvec::Prepared plm;
-  // Activations.
-  gpu::Buffer ids, pos;                  // [1] u32 each
-  gpu::Buffer x, q, k, v, att, ff;       // [n_embd], [n_q], [n_kv], [n_kv], [n_q], [n_ff]
-  gpu::Buffer scores, logits, readback;  // [n_head, n_ctx], [n_vocab], [n_vocab] mappable
+  matvec::Prepared plm[2];
+  // Activations, for up to `batch` tokens.
+  gpu::Buffer ids, pos;                  // [batch] u32 each
+  gpu::Buffer x, q, k, v, att, ff;       // [batch, n_embd | n_q | n_kv | n_kv | n_q | n_ff]
+  gpu::Buffer scores, logits, readback;  // [batch, n_head, n_ctx], [batch, n_vocab], [n_vocab] mappable
   std::vector<float> host_logits;
   std::unique_ptr<gpu::Recorder> rec;
 
@@ -182,9 +189,12 @@ void GpuModel::Impl::load_embedding() {
     embed_table.push_back(ctx->create_buffer(ch.bytes, gpu::kStorage, fmt::format("token_embd.gather.{}", c)));
     ctx->upload(embed_table.back(), table.subspan(ch.byte_off, ch.bytes));
     mem.embed_table += embed_table.back().size();
-    const uint32_t prm[4] = {cfg.n_embd, uint32_t(ch.row_lo), uint32_t(ch.row_hi), 0};
-    embed_params.push_back(ctx->create_buffer(16, gpu::kUniform, fmt::format("token_embd.params.{}", c)));
-    ctx->upload<uint32_t>(embed_params.back(), prm);
+    for (int vi = 0; vi < 2; ++vi) {
+      const uint32_t prm[4] = {(vi ? batch : 1) * cfg.n_embd, uint32_t(ch.row_lo), uint32_t(ch.row_hi), 0};
+      embed_params[vi].push_back(
+          ctx->create_buffer(16, gpu::kUniform, fmt::format("token_embd.params.m{}.{}", vi ? batch : 1, c)));
+      ctx->upload<uint32_t>(embed_params[vi].back(), prm);
+    }
   }
   progress->add(t.nbytes);
 }
@@ -235,25 +245,28 @@ void GpuModel::Impl::load() {
 
 void GpuModel::Impl::prepare() {
   const uint32_t nq = cfg.n_embd_q(), kv = cfg.n_embd_kv();
-  ids = ctx->create_buffer(4, gpu::kStorage, "ids");
-  pos = ctx->create_buffer(4, gpu::kStorage, "pos");
-  x = act(cfg.n_embd, "x");
-  q = act(nq, "q");
-  k = act(kv, "k");
-  v = act(kv, "v");
-  att = act(nq, "attn");
-  ff = act(cfg.n_ff, "ffn");
-  scores = act(uint64_t{cfg.n_head} * n_ctx, "scores");
-  logits = act(cfg.n_vocab, "logits");
+  const uint64_t B = batch;
+  ids = ctx->create_buffer(B * 4, gpu::kStorage, "ids");
+  pos = ctx->create_buffer(B * 4, gpu::kStorage, "pos");
+  x = act(B * cfg.n_embd, "x");
+  q = act(B * nq, "q");
+  k = act(B * kv, "k");
+  v = act(B * kv, "v");
+  att = act(B * nq, "attn");
+  ff = act(B * cfg.n_ff, "ffn");
+  scores = act(B * cfg.n_head * n_ctx, "scores");
+  logits = act(B * cfg.n_vocab, "logits");
   readback = ctx->create_buffer(uint64_t{cfg.n_vocab} * 4, gpu::kReadback, "logits.readback");
-  mem.activations += readback.size() + 8;
+  mem.activations += readback.size() + 8 * B;
   host_logits.resize(cfg.n_vocab);
-  for (size_t c = 0; c < embed.chunks.size(); ++c) {
-    const bool uni[4] = {true, false, false, false};
-    embed_groups.push_back(ctx->bind(*embed_kernel,
-                                     std::vector<gpu::Binding>{{&embed_params[c]}, {&ids}, {&embed_table[c]}, {&x}},
-                                     std::span<const bool>(uni, 4)));
-  }
+  cur.assign(B, 0);
+  for (int vi = 0; vi < 2; ++vi)
+    for (size_t c = 0; c < embed.chunks.size(); ++c) {
+      const bool uni[4] = {true, false, false, false};
+      embed_groups[vi].push_back(ctx->bind(
+          *embed_kernel, std::vector<gpu::Binding>{{&embed_params[vi][c]}, {&ids}, {&embed_table[c]}, {&x}},
+          std::span<const bool>(uni, 4)));
+    }
 
   Hooks norm;  // rmsnorm prologue
   norm.prologue = Prologue::RmsNorm;
@@ -272,25 +285,29 @@ void GpuModel::Impl::prepare() {
   acc.epilogue = Epilogue::Acc;
   Hooks silu = norm;
   silu.epilogue = Epilogue::SiluGate;
+  for (int vi = 0; vi < (batch > 1 ? 2 : 1); ++vi) {
+  const uint32_t mt = vi ? batch : 1;
   auto mv = [&](const matvec::Weights& w, const Hooks& h, matvec::Args a) {
     a.a = &w;
-    return matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, 1, h), a);
+    return matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, mt, h), a);
   };
-  const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx};
-  for (Layer& L : layers) {
-    const gpu::Buffer* bq = cfg.qkv_bias ? &L.bq : nullptr;
-    const gpu::Buffer* bk = cfg.qkv_bias ? &L.bk : nullptr;
-    const gpu::Buffer* bv = cfg.qkv_bias ? &L.bv : nullptr;
-    L.pq = mv(L.wq, rope, {.x = &x, .y = &q, .norm_w = &L.attn_norm, .bias = bq, .pos = &pos});
-    L.pk = mv(L.wk, rope, {.x = &x, .y = &k, .norm_w = &L.attn_norm, .bias = bk, .pos = &pos});
-    L.pv = mv(L.wv, vh, {.x = &x, .y = &v, .norm_w = &L.attn_norm, .bias = bv});
-    L.store = GpuKvStore(*ctx, kv, n_ctx, k, v, pos, L.kc, L.vc);
-    L.att = GpuAttention(*ctx, shape, {&q, &L.kc, &L.vc, &pos, &scores, &att});
-    L.po = mv(L.wo, acc, {.x = &att, .y = &x});
-    L.pffn = mv(L.wg, silu, {.b = &L.wu, .x = &x, .y = &ff, .norm_w = &L.ffn_norm});
-    L.pdown = mv(L.wd, acc, {.x = &ff, .y = &x});
+  const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, mt};
+  for (Layer& Ly : layers) {
+    LayerPass& L = Ly.pass[vi];
+    const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
+    const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
+    const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
+    L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = &pos});
+    L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = &pos});
+    L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
+    L.store = GpuKvStore(*ctx, kv, n_ctx, mt, k, v, pos, Ly.kc, Ly.vc);
+    L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+    L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
+    L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = &Ly.ffn_norm});
+    L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
   }
-  plm = mv(w_out, norm, {.x = &x, .y = &logits, .norm_w = &out_norm});
+  plm[vi] = mv(w_out, norm, {.x = &x, .y = &logits, .norm_w = &out_norm});
+  }
   rec = std::make_unique<gpu::Recorder>(*ctx, "forward");
 }
 
@@ -298,6 +315,7 @@ GpuModel::GpuModel(const gpu::Context& ctx, gguf::GgufFile file, GpuModelOptions
     : impl_(std::make_unique<Impl>(std::move(file))) {
   impl_->ctx = &ctx;
   impl_->opt = opt;
+  impl_->batch = std::clamp<uint32_t>(opt.batch, 1, 8);
   impl_->load();
   impl_->prepare();
   ctx.check("loading " + impl_->file.name());
@@ -313,26 +331,41 @@ uint32_t GpuModel::n_ctx() const { return impl_->n_ctx; }
 uint32_t GpuModel::n_past() const { return impl_->n_past; }
 void GpuModel::reset() { impl_->n_past = 0; }
 
-void GpuModel::set_inputs(TokenId token) {
+void GpuModel::set_inputs(std::span<const TokenId> tokens) {
   Impl& m = *impl_;
-  BQ_CHECK(token >= 0 && uint32_t(token) < m.cfg.n_vocab, "token id {} is outside the vocabulary [0, {})", token,
-           m.cfg.n_vocab);
-  BQ_CHECK(m.n_past < m.n_ctx, "the KV cache is full ({} positions)", m.n_ctx);
-  m.cur = token;
-  const uint32_t id = uint32_t(token), p = m.n_past;
-  m.ctx->upload<uint32_t>(m.ids, std::span<const uint32_t>(&id, 1));
-  m.ctx->upload<uint32_t>(m.pos, std::span<const uint32_t>(&p, 1));
+  BQ_CHECK(tokens.size() == 1 || tokens.size() == m.batch, "{} tokens at once: use 1 or the batch of {}",
+           tokens.size(), m.batch);
+  BQ_CHECK(m.n_past + tokens.size() <= m.n_ctx, "the KV cache is full ({} positions)", m.n_ctx);
+  uint32_t id[8], p[8];
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    BQ_CHECK(tokens[t] >= 0 && uint32_t(tokens[t]) < m.cfg.n_vocab, "token id {} is outside the vocabulary [0, {})",
+             tokens[t], m.cfg.n_vocab);
+    m.cur[t] = tokens[t];
+    id[t] = uint32_t(tokens[t]);
+    p[t] = m.n_past + uint32_t(t);
+  }
+  m.m = uint32_t(tokens.size());
+  m.ctx->upload<uint32_t>(m.ids, std::span<const uint32_t>(id, m.m));
+  m.ctx->upload<uint32_t>(m.pos, std::span<const uint32_t>(p, m.m));
 }
+
+void GpuModel::set_inputs(TokenId token) { set_inputs(std::span<const TokenId>(&token, 1)); }
 
 void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool readback) const {
   const Impl& m = *impl_;
+  const int vi = m.m == 1 ? 0 : 1;
   auto on = [&](KernelFamily f) { return !only || *only == f; };
   if (on(KernelFamily::Embed)) {
-    const uint64_t c = uint64_t(m.cur) / m.rows_per_chunk;
-    r.dispatch(*m.embed_kernel, m.embed_groups[c],
-               gpu::wrap_workgroups((m.cfg.n_embd + m.embed.spec.wg - 1) / m.embed.spec.wg, m.embed.spec.max_groups));
+    const gpu::Grid g = gpu::wrap_workgroups((uint64_t{m.m} * m.cfg.n_embd + m.embed.spec.wg - 1) / m.embed.spec.wg,
+                                             m.embed.spec.max_groups);
+    for (size_t c = 0; c < m.embed.chunks.size(); ++c) {
+      bool needed = false;
+      for (uint32_t t = 0; t < m.m; ++t) needed |= uint64_t(m.cur[t]) / m.rows_per_chunk == c;
+      if (needed) r.dispatch(*m.embed_kernel, m.embed_groups[vi][c], g);
+    }
   }
-  for (const Layer& L : m.layers) {
+  for (const Layer& Ly : m.layers) {
+    const LayerPass& L = Ly.pass[vi];
     if (on(KernelFamily::Qkv)) {
       L.pq.record(r);
       L.pk.record(r);
@@ -344,8 +377,9 @@ void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool r
     if (on(KernelFamily::Ffn)) L.pffn.record(r);
     if (on(KernelFamily::FfnDown)) L.pdown.record(r);
   }
-  if (on(KernelFamily::LmHead)) m.plm.record(r);
-  if (readback && on(KernelFamily::Readback)) r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
+  if (on(KernelFamily::LmHead)) m.plm[vi].record(r);
+  const uint64_t row = uint64_t{m.cfg.n_vocab} * 4;
+  if (readback && on(KernelFamily::Readback)) r.copy(m.logits, (m.m - 1) * row, m.readback, 0, row);
 }
 
 uint32_t GpuModel::dispatches_per_token() const {
@@ -354,9 +388,11 @@ uint32_t GpuModel::dispatches_per_token() const {
   return r.dispatches();  // recorded only, never submitted
 }
 
-std::span<const float> GpuModel::eval(TokenId token) {
+std::span<const float> GpuModel::eval(TokenId token) { return eval_step(std::span<const TokenId>(&token, 1)); }
+
+std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
   Impl& m = *impl_;
-  set_inputs(token);
+  set_inputs(tokens);
   record(*m.rec);
   m.rec->submit();
   struct Map {
@@ -380,13 +416,17 @@ std::span<const float> GpuModel::eval(TokenId token) {
   BQ_CHECK(p, "no mapped range for the logits");
   std::memcpy(m.host_logits.data(), p, bytes);
   wgpuBufferUnmap(m.readback.get());
-  ++m.n_past;
+  m.n_past += m.m;
   return m.host_logits;
 }
 
 std::span<const float> GpuModel::eval(std::span<const TokenId> tokens) {
   std::span<const float> out = impl_->host_logits;
-  for (TokenId t : tokens) out = eval(t);
+  const size_t b = impl_->batch;
+  size_t i = 0;
+  if (b > 1)
+    for (; i + b <= tokens.size(); i += b) out = eval_step(tokens.subspan(i, b));
+  for (; i < tokens.size(); ++i) out = eval(tokens[i]);
   return out;
 }
 

@@ -2,11 +2,13 @@
 // once (matvec layout, split by rows past the binding limit; norms and biases
 // as f32 buffers; the token table in the embedding-gather layout), an f32 KV
 // cache, and a forward pass recorded into one command buffer per token:
+// For m tokens at once (the prompt, m = batch) every activation gains a
+// leading [m] and the matvecs read m rows of x.
 //   x [n_embd] = token_embd[id]                                       (gather)
 //   per layer: q [n_head*hd], k, v [n_kv*hd] = W (rmsnorm(x) * attn_norm) (+b),
 //              RoPE fused into the q and k epilogues           (matvec prologue/epilogue)
-//              k, v -> cache [n_ctx, n_kv, hd] at pos[0]              (a store kernel)
-//              a [n_head*hd] = softmax(q.K / sqrt(hd)) V               (gpu_attention)
+//              k, v -> cache [n_ctx, n_kv, hd] at pos[t]              (a store kernel)
+//              a [n_head*hd] = softmax(q.K[0..pos] / sqrt(hd)) V        (gpu_attention)
 //              x += Wo a                                                (matvec Acc)
 //              f [n_ff] = silu(Wg h) * (Wu h), h = rmsnorm(x) * ffn_norm (matvec SiluGate)
 //              x += Wdown f                                             (matvec Acc)
@@ -30,6 +32,7 @@ namespace blockq::model {
 struct GpuModelOptions {
   uint32_t n_ctx = 0;     // KV cache positions; 0: min(context_length, 4096)
   bool progress = false;  // loading progress on stderr: a bar on a terminal, else lines
+  uint32_t batch = 8;     // prompt tokens per dispatch (matvec m, 1..8); 1: token by token
 };
 
 // Kernel families of a token's command buffer (for per-family timing).
@@ -67,8 +70,12 @@ class GpuModel {
   // submit, the logits read back [n_vocab] (valid until the next call).
   // Throws blockq::Error for an id outside the vocabulary or a full cache.
   std::span<const float> eval(TokenId token);
-  // Evaluates tokens in order (one at a time); the logits after the last.
+  // Evaluates tokens in order, `batch` at a time (one command buffer each,
+  // batched matvecs, causal attention within the batch), the rest one at a
+  // time; the logits after the last.
   std::span<const float> eval(std::span<const TokenId> tokens);
+  // One command buffer for 1 or `batch` tokens; the logits after the last.
+  std::span<const float> eval_step(std::span<const TokenId> tokens);
 
   // For benchmarks: writes the inputs of `token` at position n_past()
   // without evaluating, and records the token's dispatches (all, or one
@@ -76,6 +83,7 @@ class GpuModel {
   // `readback` (it is a copy, outside compute passes and their timestamps).
   // The KV cache position does not advance.
   void set_inputs(TokenId token);
+  void set_inputs(std::span<const TokenId> tokens);  // 1 or `batch` tokens
   void record(gpu::Recorder& rec, std::optional<KernelFamily> only = std::nullopt, bool readback = true) const;
   uint32_t dispatches_per_token() const;
 

@@ -1,7 +1,8 @@
 // GPU forward pass parity: the tiny synthetic model (llama at q8_0, q4_0,
 // q4_K; qwen2) run by GpuModel and by the CPU reference (CpuModel, F32) on
-// the same prompt, logits compared at every position, then 32 greedy tokens
-// that must match token for token; plus the attention kernel against its twin.
+// the same prompt token by token, logits compared at every position, then 32
+// greedy tokens that must match token for token; the prompt again in batches
+// of 8; plus the attention kernel against its twin.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -94,12 +95,17 @@ TEST_P(GpuForward, MatchesCpuReference) {
               f.get_string("general.architecture").c_str(), std::string(traits(c.type).name).c_str(), prompt.size(), worst,
               double(g.memory().total()) / (1 << 20));
 
-  // After a reset the same prompt gives the same logits again.
+  // After a reset, the prompt in batches of 8 tokens (batched matvecs, causal
+  // attention within a batch) gives the same logits and greedy tokens.
   g.reset();
-  const auto again = g.eval(std::span<const TokenId>(prompt));
+  auto again = g.eval(std::span<const TokenId>(prompt));
   cpu.reset();
   const auto ref = cpu.eval(std::span<const TokenId>(prompt));
-  EXPECT_LT(rel_err(again, ref), kRelBound);
+  EXPECT_LT(rel_err(again, ref), kRelBound) << "batched prompt";
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(argmax(again), gen_cpu[i]) << "greedy token " << i << " after the batched prompt";
+    again = g.eval(gen_cpu[i]);
+  }
   EXPECT_THROW(g.eval(TokenId(f.get_array_strings("tokenizer.ggml.tokens").size())), Error);
 }
 
@@ -113,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuForward,
 
 TEST(GpuForwardErrors, FullCacheThrows) {
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0));
-  GpuModel g(testing_support::test_context(), f, {.n_ctx = 4});
+  GpuModel g(testing_support::test_context(), f, {.n_ctx = 4, .batch = 1});
   for (int i = 0; i < 4; ++i) g.eval(TokenId(5 + i));
   EXPECT_THROW(g.eval(TokenId(1)), Error);
 }
