@@ -1,0 +1,133 @@
+// `blockq bench gemm`: options and table of the gemm benchmark
+// (bench/gemm_bench.cpp). add_bench_gemm() adds the subcommand under `bench`;
+// it registers itself and finds `bench` once the commands are added.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/context.hpp"
+#include "tools/context.hpp"
+#include "util/error.hpp"
+
+namespace blockq::bench {
+nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts);  // bench/gemm_bench.cpp
+}
+
+namespace blockq::tools {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p <= s.size()) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    if (q > p) out.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+nlohmann::json shape(const std::string& s) {
+  auto x = s.find('x');
+  BQ_CHECK(x != std::string::npos, "shape '{}' is not NxK", s);
+  return {std::stoul(s.substr(0, x)), std::stoul(s.substr(x + 1))};
+}
+
+}  // namespace
+
+void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
+  auto* cmd = bench.add_subcommand("gemm", "Quantized matrix-matrix kernels (prompts) against the f32 FMA rate");
+  struct Opts {
+    std::string formats = "q8_0,q4_K";
+    std::string shapes = "4096x14336,14336x4096";
+    std::string ms = "64,512,2048";
+    std::string crossover_shape = "4096x4096";
+    int samples = 10;
+    bool json = false, quick = false, retune = false, crossover = false;
+  };
+  static Opts o;
+  cmd->add_option("--formats", o.formats, "Comma-separated formats (q8_0,q4_0,q4_1,q4_K,q6_K,f16)");
+  cmd->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
+  cmd->add_option("--m", o.ms, "Comma-separated token counts");
+  cmd->add_option("--samples", o.samples, "Timed passes per case (median)");
+  cmd->add_flag("--retune", o.retune, "Ignore the tuning cache and re-time the candidates");
+  cmd->add_flag("--crossover", o.crossover, "Also measure the matvec/gemm crossover per format");
+  cmd->add_option("--crossover-shape", o.crossover_shape, "NxK the crossover is measured on");
+  cmd->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
+  cmd->add_flag("--json", o.json, "Print JSON");
+  cmd->callback([&g] {
+    auto ctx = make_context(g);
+    nlohmann::json opts;
+    if (o.quick) {
+      o.shapes = "256x512,512x256";
+      o.ms = "16,64";
+      o.crossover_shape = "256x256";
+      o.samples = std::min(o.samples, 3);
+    }
+    for (const auto& f : split(o.formats)) opts["formats"].push_back(f);
+    for (const auto& s : split(o.shapes)) opts["shapes"].push_back(shape(s));
+    for (const auto& m : split(o.ms)) opts["ms"].push_back(std::stoul(m));
+    opts["samples"] = o.samples;
+    opts["retune"] = o.retune;
+    opts["crossover"] = o.crossover;
+    opts["crossover_shape"] = shape(o.crossover_shape);
+    opts["fma_groups"] = o.quick ? 32 : 8192;
+    opts["fma_iters"] = o.quick ? 64 : 1024;
+    opts["progress"] = !o.json;
+    auto res = bench::bench_gemm(ctx, opts);
+    if (o.json) {
+      fmt::print("{}\n", res.dump(1));
+      return;
+    }
+    fmt::print("\ndevice {} | f32 FMA {:.3f} TFLOP/s ({})\n", res["device"].get<std::string>(),
+               res["fma_tflops"].get<double>(), res["timestamps"].get<bool>() ? "timestamp queries" : "wall clock");
+    fmt::print("{:<6} {:>13} {:>5} | {:>10} {:>8} {:>6} | {:>10} {:>8} {:>6} {:>6} | {}\n", "format", "n x k", "m",
+               "default us", "TFLOP/s", "of FMA", "tuned us", "TFLOP/s", "of FMA", "gain", "tuned tiling");
+    for (const auto& r : res["rows"]) {
+      if (r.contains("error")) {
+        fmt::print("{:<6} {:>6}x{:<6} {:>5}  error: {}\n", r["format"].get<std::string>(), r["n"].get<uint32_t>(),
+                   r["k"].get<uint32_t>(), r["m"].get<uint32_t>(), r["error"].get<std::string>());
+        continue;
+      }
+      std::string spec = r["tuned_spec"].get<std::string>();
+      auto t = spec.find(".t");
+      auto gpos = spec.find(".g", t == std::string::npos ? 0 : t);
+      if (t != std::string::npos && gpos != std::string::npos) spec = spec.substr(t + 1, gpos - t - 1);
+      fmt::print("{:<6} {:>6}x{:<6} {:>5} | {:>10.1f} {:>8.3f} {:>5.1f}% | {:>10.1f} {:>8.3f} {:>5.1f}% {:>5.2f}x | {}{}\n",
+                 r["format"].get<std::string>(), r["n"].get<uint32_t>(), r["k"].get<uint32_t>(), r["m"].get<uint32_t>(),
+                 r["default_us"].get<double>(), r["default_tflops"].get<double>(), 100 * r["default_of_fma"].get<double>(),
+                 r["tuned_us"].get<double>(), r["tuned_tflops"].get<double>(), 100 * r["tuned_of_fma"].get<double>(),
+                 r["default_us"].get<double>() / r["tuned_us"].get<double>(), spec,
+                 r["tuned_from_cache"].get<bool>() ? " (cached)" : "");
+    }
+    if (res.contains("crossover"))
+      for (auto& [kname, v] : res["crossover"].items())
+        fmt::print("crossover {}: matvec for m <= {}, gemm above\n", kname, v.dump());
+  });
+}
+
+namespace {
+
+// Adds `gemm` under `bench`: at once when `bench` exists, else just before
+// parsing (the command table's order across files is not fixed).
+void register_bench_gemm(CLI::App& app, GlobalOptions& g) {
+  auto find = [&app]() -> CLI::App* {
+    for (auto* s : app.get_subcommands({})) if (s->get_name() == "bench") return s;
+    return nullptr;
+  };
+  if (auto* b = find()) {
+    add_bench_gemm(*b, g);
+    return;
+  }
+  app.preparse_callback([find, &g](std::size_t) {
+    if (auto* b = find()) add_bench_gemm(*b, g);
+  });
+}
+
+}  // namespace
+
+BQ_REGISTER_COMMAND(register_bench_gemm);
+
+}  // namespace blockq::tools
