@@ -26,6 +26,7 @@ struct BenchRunArgs {
   int n_prompt = 32;
   int n_gen = 32;
   int samples = 5;
+  uint32_t batch = 0;
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -43,14 +44,14 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
   model::GpuModel m(ctx, gguf::GgufFile::open(path),
-                    {.n_ctx = uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)), .progress = true});
+                    {.n_ctx = uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)), .progress = true, .batch = a.batch});
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
 
-  // Prompt: fixed pseudo-random ids, evaluated token by token.
+  // Prompt: fixed pseudo-random ids, in batches of `batch` tokens.
   std::vector<model::TokenId> prompt(a.n_prompt);
   for (int i = 0; i < a.n_prompt; ++i) prompt[i] = model::TokenId((uint64_t(i) * 7919 + 13) % c.n_vocab);
-  m.eval(prompt[0]);  // warm-up: pipelines, first submit
+  m.eval(std::span<const model::TokenId>(prompt).first(std::min<size_t>(prompt.size(), m.batch())));  // warm-up
   m.reset();
   const auto t0 = clock::now();
   std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
@@ -76,7 +77,8 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
              "activations {:.1f})\n",
              double(mem.total()) / (1 << 20), double(mem.weights) / (1 << 20), double(mem.embed_table) / (1 << 20),
              double(mem.kv_cache) / (1 << 20), double(mem.activations) / (1 << 20));
-  fmt::print("prompt     {} tokens, {:.1f} tokens/s (token by token)\n", a.n_prompt, a.n_prompt / pp);
+  fmt::print("prompt     {} tokens, {:.1f} tokens/s ({})\n", a.n_prompt, a.n_prompt / pp,
+             m.batch() > 1 ? fmt::format("batches of {}", m.batch()) : "token by token");
   fmt::print("generation {} tokens, {:.1f} tokens/s\n", a.n_gen, a.n_gen / gen);
   fmt::print("first tok  {:.1f} ms (prompt of {} tokens + sampling)\n", 1e3 * secs(t_first - t0), a.n_prompt);
   fmt::print("dispatches {} per token\n", m.dispatches_per_token());
@@ -114,6 +116,7 @@ void add_bench_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("-m,--model", a.model, "A GGUF file instead of a synthetic model");
   cmd->add_option("-p,--n-prompt", a.n_prompt, "Prompt tokens")->capture_default_str();
   cmd->add_option("-n,--n-gen", a.n_gen, "Generated tokens")->capture_default_str();
+  cmd->add_option("--batch", a.batch, "Prompt tokens per dispatch (1..8; 1: token by token; 0: auto)")->capture_default_str();
   cmd->add_option("--samples", a.samples, "Timing samples per kernel family")->capture_default_str();
   cmd->callback([&g] { bench_run(a, g); });
 }

@@ -2,6 +2,7 @@
 // --repeat-penalty --seed --chat]`: runs a llama/qwen2 GGUF on the GPU,
 // streaming tokens as they come, then prompt and generation tokens/s and the
 // time to first token. Without -m, the tiny synthetic model (made on first use).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -32,6 +33,7 @@ struct RunArgs {
   bool chat = false;
   bool ignore_eos = false;
   uint32_t n_ctx = 0;
+  uint32_t batch = 0;
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -43,7 +45,7 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   const model::Tokenizer tok(model::from_gguf(file));
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
-  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true});
+  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true, .batch = a.batch});
   const auto& c = m.config();
   const auto& mem = m.memory();
   std::fprintf(stderr,
@@ -102,9 +104,11 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   std::fputs("\n", stdout);
   const double pp = secs(t_prompt - t0), gen = secs(t_end - t_first);
   std::fprintf(stderr,
-               "prompt: %zu tokens in %.3f s (%.1f tokens/s, token by token); generation: %d tokens in %.3f s "
+               "prompt: %zu tokens in %.3f s (%.1f tokens/s, %s); generation: %d tokens in %.3f s "
                "(%.1f tokens/s); time to first token %.1f ms\n",
-               prompt.size(), pp, double(prompt.size()) / pp, generated, gen,
+               prompt.size(), pp, double(prompt.size()) / pp,
+               m.batch() > 1 ? fmt::format("batches of {}", m.batch()).c_str() : "token by token",
+               generated, gen,
                generated > 1 ? double(generated - 1) / gen : 0.0, 1e3 * secs(t_first - t0));
 }
 
@@ -121,6 +125,7 @@ void add_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--repeat-penalty", a.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
   cmd->add_option("--seed", a.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--ctx", a.n_ctx, "KV cache positions (0: min(context length, 4096))");
+  cmd->add_option("--batch", a.batch, "Prompt tokens per dispatch (1..8; 1: token by token; 0: auto)")->capture_default_str();
   cmd->add_flag("--chat", a.chat, "Wrap the prompt in the model's chat template as a user message");
   cmd->add_flag("--ignore-eos", a.ignore_eos, "Keep generating past end-of-generation tokens");
   cmd->callback([&g] { run(a, g); });

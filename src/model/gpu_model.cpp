@@ -315,7 +315,8 @@ GpuModel::GpuModel(const gpu::Context& ctx, gguf::GgufFile file, GpuModelOptions
     : impl_(std::make_unique<Impl>(std::move(file))) {
   impl_->ctx = &ctx;
   impl_->opt = opt;
-  impl_->batch = std::clamp<uint32_t>(opt.batch, 1, 8);
+  impl_->batch = opt.batch ? std::clamp<uint32_t>(opt.batch, 1, 8)
+                           : ctx.adapter().type == WGPUAdapterType_CPU ? 1 : 8;
   impl_->load();
   impl_->prepare();
   ctx.check("loading " + impl_->file.name());
@@ -329,6 +330,7 @@ const ModelConfig& GpuModel::config() const { return impl_->cfg; }
 const GpuMemory& GpuModel::memory() const { return impl_->mem; }
 uint32_t GpuModel::n_ctx() const { return impl_->n_ctx; }
 uint32_t GpuModel::n_past() const { return impl_->n_past; }
+uint32_t GpuModel::batch() const { return impl_->batch; }
 void GpuModel::reset() { impl_->n_past = 0; }
 
 void GpuModel::set_inputs(std::span<const TokenId> tokens) {

@@ -32,7 +32,10 @@ namespace blockq::model {
 struct GpuModelOptions {
   uint32_t n_ctx = 0;     // KV cache positions; 0: min(context_length, 4096)
   bool progress = false;  // loading progress on stderr: a bar on a terminal, else lines
-  uint32_t batch = 8;     // prompt tokens per dispatch (matvec m, 1..8); 1: token by token
+  // Prompt tokens per dispatch (matvec m, 1..8); 1: token by token; 0: auto,
+  // 8 except on a CPU adapter (SwiftShader), where compiling the 8-token
+  // kernels takes longer than they save on a short prompt.
+  uint32_t batch = 0;
 };
 
 // Kernel families of a token's command buffer (for per-family timing).
@@ -64,6 +67,7 @@ class GpuModel {
   const GpuMemory& memory() const;
   uint32_t n_ctx() const;
   uint32_t n_past() const;
+  uint32_t batch() const;  // prompt tokens per dispatch (options resolved)
   void reset();  // empties the KV cache (positions restart at 0)
 
   // Evaluates one token at position n_past(): one command buffer, one

@@ -58,7 +58,7 @@ TEST_P(GpuForward, MatchesCpuReference) {
   const Case c = GetParam();
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(c.arch, c.type));
   gpu::Context& ctx = testing_support::test_context();
-  GpuModel g(ctx, f, {.n_ctx = 64});
+  GpuModel g(ctx, f, {.n_ctx = 64, .batch = 8});
   CpuModel cpu(f, {ForwardMode::F32, 64, 1});
   const Tokenizer tok(from_gguf(f));
   const std::vector<TokenId> prompt = tok.tokenize("The quick brown fox jumps over the lazy dog.");
