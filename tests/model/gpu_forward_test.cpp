@@ -124,6 +124,45 @@ TEST(GpuForwardErrors, FullCacheThrows) {
   EXPECT_THROW(g.eval(TokenId(1)), Error);
 }
 
+// A copy of `src` with one tensor left out, or replaced by one of `shape`.
+std::string edited(const std::string& src, const std::string& name, const std::string& tensor,
+                   std::vector<uint64_t> shape = {}, const std::string& arch = "") {
+  const gguf::GgufFile f = gguf::GgufFile::open(src);
+  gguf::GgufWriter w;
+  w.copy_metadata(f);
+  if (!arch.empty()) w.set_string("general.architecture", arch);
+  std::vector<uint8_t> bytes;
+  for (const auto& t : f.tensors()) {
+    if (t.name != tensor) {
+      w.add_tensor_view(t.name, t.shape, t.format, f.tensor_data(t));
+    } else if (!shape.empty()) {
+      uint64_t n = 1;
+      for (uint64_t d : shape) n *= d;
+      bytes.assign(row_bytes(t.format, shape[0]) * (n / shape[0]), 1);
+      w.add_tensor(t.name, shape, t.format, bytes);
+    }
+  }
+  const std::string path = (testing::temp_dir() / (name + ".gguf")).string();
+  w.write(path);
+  return path;
+}
+
+void expect_error(const std::string& path, const std::string& needle) {
+  try {
+    GpuModel g(testing_support::test_context(), gguf::GgufFile::open(path), {.n_ctx = 8, .batch = 1});
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuForwardErrors, BadFilesNameTheProblem) {
+  const std::string src = tiny(Arch::Llama, Format::Q8_0);
+  expect_error(edited(src, "gpu-missing", "blk.1.ffn_up.weight"), "blk.1.ffn_up.weight");
+  expect_error(edited(src, "gpu-shape", "blk.0.attn_q.weight", {256, 128}), "blk.0.attn_q.weight");
+  expect_error(edited(src, "gpu-arch", "", {}, "gpt2"), "gpt2");
+}
+
 // The attention kernel alone against twin::attention_decode (random q and
 // cache, GQA 4:2, a cache longer than the visible positions).
 TEST(GpuAttentionKernel, MatchesTwin) {
