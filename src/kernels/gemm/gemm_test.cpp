@@ -103,7 +103,7 @@ TEST_P(GemmParity, MatchesTwinAndFloat64) {
   const std::string hname = std::get<1>(GetParam());
   uint32_t seed = 100;
   // One pipeline per (format, hook) keeps SwiftShader's compile time down: the
-  // tiling of m <= 64 throughout, and for the store hook m = 100 also on its own.
+  // tiling of m <= 32 throughout, and for the store hook m = 100 also on its own.
   const Tiling small = default_tiling(0);
   for (uint32_t m : {1u, 7u, 64u, 100u})
     for (uint32_t n : {37u, 70u}) {
@@ -127,8 +127,8 @@ TEST(Gemm, EveryCandidateTilingAgrees) {
   // Several k tiles, interior and edge workgroups, each tiling the tuner may pick.
   auto& ctx = test_context();
   // Every distinct candidate on Q4_K; Q8_0 (2-byte aligned blocks) on two.
-  auto all = candidates(limits_of(ctx), kind_of(Format::Q4_K), {}, 2);
-  for (uint32_t mc : {0u, 1u})
+  auto all = candidates(limits_of(ctx), kind_of(Format::Q4_K), {}, 3);
+  for (uint32_t mc : {0u, 1u, 2u})
     for (const auto& t : candidates(limits_of(ctx), kind_of(Format::Q4_K), {}, mc))
       if (std::find(all.begin(), all.end(), t) == all.end()) all.push_back(t);
   for (size_t i = 0; i < all.size(); ++i) {

@@ -130,12 +130,13 @@ Limits limits_of(const gpu::Context& ctx) {
   return l;
 }
 
-uint32_t m_class(uint32_t m) { return m <= 64 ? 0 : m <= 512 ? 1 : 2; }
+uint32_t m_class(uint32_t m) { return m <= 32 ? 0 : m <= 128 ? 1 : m <= 512 ? 2 : 3; }
 
 Tiling default_tiling(uint32_t mclass) {
   switch (mclass) {
     case 0: return {32, 64, 2, 4, 32};
-    case 1: return {64, 64, 4, 4, 32};
+    case 1:
+    case 2: return {64, 64, 4, 4, 32};
     default: return {128, 64, 8, 4, 32};
   }
 }

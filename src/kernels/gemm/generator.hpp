@@ -29,7 +29,8 @@ struct Limits {
 };
 Limits limits_of(const gpu::Context& ctx);
 
-// Size classes of m the planner and the tuner key on: 0: m <= 64, 1: <= 512, 2: more.
+// Size classes of m the planner and the tuner key on: 0: m <= 32, 1: <= 128,
+// 2: <= 512, 3: more.
 uint32_t m_class(uint32_t m);
 
 // The default tiling of an m class, before fitting to the limits.

@@ -136,8 +136,8 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
       }
     }
   }
-  static const uint32_t rep_m[] = {64, 512, 2048};
-  const uint32_t m = opt.m ? opt.m : rep_m[std::min<uint32_t>(mclass, 2)];
+  static const uint32_t rep_m[] = {32, 128, 512, 2048};
+  const uint32_t m = opt.m ? opt.m : rep_m[std::min<uint32_t>(mclass, 3)];
   const bool silu = hooks.epilogue == Epilogue::SiluGate;
   auto blocks = random_blocks(kind.format, n, k, 5);
   HostWeight hw{kind, n, k, blocks};

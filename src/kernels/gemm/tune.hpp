@@ -25,7 +25,7 @@ void cache_put(const gpu::Context& ctx, const std::string& section, const std::s
                const std::string& json_value);
 
 struct TuneOptions {
-  uint32_t m = 0;           // tokens timed; 0: the class's representative (64, 512, 2048)
+  uint32_t m = 0;           // tokens timed; 0: the class's representative (32, 128, 512, 2048)
   int samples = 5;          // timed passes per candidate (median)
   int reps = 2;             // dispatches per pass
   bool use_cache = true;    // read and write the cache
