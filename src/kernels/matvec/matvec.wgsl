@@ -42,22 +42,26 @@ var<workgroup> nscale: array<f32, TOKENS>;
 
 struct W8 { a: vec4<f32>, b: vec4<f32> }  // 8 decoded weights
 
+// Byte and bit-field extraction with extractBits (one bit-field instruction
+// per element where the hardware has one), exact integers either way.
 fn i8x4(w: u32) -> vec4<f32> {
-  return vec4<f32>(f32(bitcast<i32>(w << 24u) >> 24u), f32(bitcast<i32>(w << 16u) >> 24u),
-                   f32(bitcast<i32>(w << 8u) >> 24u), f32(bitcast<i32>(w) >> 24u));
+  let v = bitcast<i32>(w);
+  return vec4<f32>(f32(extractBits(v, 0u, 8u)), f32(extractBits(v, 8u, 8u)), f32(extractBits(v, 16u, 8u)),
+                   f32(extractBits(v, 24u, 8u)));
 }
 fn u8x4(w: u32) -> vec4<f32> {
-  return vec4<f32>(f32(w & 255u), f32((w >> 8u) & 255u), f32((w >> 16u) & 255u), f32(w >> 24u));
+  return vec4<f32>(f32(extractBits(w, 0u, 8u)), f32(extractBits(w, 8u, 8u)), f32(extractBits(w, 16u, 8u)),
+                   f32(extractBits(w, 24u, 8u)));
 }
 // Nibbles at bit `sh` (0 or 4) of each byte of w.
 fn nib4(w: u32, sh: u32) -> vec4<f32> {
-  return vec4<f32>(f32((w >> sh) & 15u), f32((w >> (sh + 8u)) & 15u), f32((w >> (sh + 16u)) & 15u),
-                   f32((w >> (sh + 24u)) & 15u));
+  return vec4<f32>(f32(extractBits(w, sh, 4u)), f32(extractBits(w, sh + 8u, 4u)), f32(extractBits(w, sh + 16u, 4u)),
+                   f32(extractBits(w, sh + 24u, 4u)));
 }
 // Bit `b` of each byte of w, as 0.0 or 1.0.
 fn bit4(w: u32, b: u32) -> vec4<f32> {
-  return vec4<f32>(f32((w >> b) & 1u), f32((w >> (b + 8u)) & 1u), f32((w >> (b + 16u)) & 1u),
-                   f32((w >> (b + 24u)) & 1u));
+  return vec4<f32>(f32(extractBits(w, b, 1u)), f32(extractBits(w, b + 8u, 1u)), f32(extractBits(w, b + 16u, 1u)),
+                   f32(extractBits(w, b + 24u, 1u)));
 }
 fn f16pair(w: u32, hi: bool) -> f32 {
   let v = unpack2x16float(w);

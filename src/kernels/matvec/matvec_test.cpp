@@ -224,10 +224,10 @@ TEST(Matvec, SubgroupAndPortablePathsAgree) {
 TEST(Matvec, LaneAndUnrollVariantsCoverEveryUnit) {
   // Units per row not a multiple of TPR * UNROLL, several tiles, both reductions.
   auto kinds = all_kinds();
-  for (int i : {3, 7, 8, 10, 11}) {  // q4_0, q8_0, q4_K, q6_K, onnx4b32
+  for (int i : {7, 8, 11}) {  // q8_0, q4_K, onnx4b32
     const uint32_t k = kinds[i].block * (kinds[i].block >= 256 ? 5 : 11);
-    for (uint32_t tpr : {2u, 4u})
-      for (uint32_t unroll : {2u, 3u, 4u}) {
+    for (uint32_t tpr : {4u})
+      for (uint32_t unroll : {2u, 3u}) {
         Case c{kinds[i], {}, 45, k, 2, {}};
         c.opt.tpr = tpr;
         c.opt.unroll = unroll;
