@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <random>
 
 #include "gpu/recorder.hpp"
@@ -15,10 +16,53 @@
 
 namespace blockq::bench {
 
+namespace {
+
+// matmul() on both layouts of one weight at m = 8 tokens (x [8, k]), forced
+// once to matvec and once to the gemm: which kernel each call chose, which
+// one the measured crossover picks at m = 8, and the max relative difference
+// of the two outputs (y [8, n]).
+nlohmann::json check_matmul(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t xo) {
+  const uint32_t m = 8;
+  auto blocks = gemm::random_blocks(kind.format, n, k, 21);
+  matvec::Weights mw = matvec::upload(ctx, matvec::HostWeight{kind, n, k, blocks}, "check.mv");
+  gemm::Weights gw = gemm::upload(ctx, {kind, n, k, blocks}, "check.gemm");
+  std::vector<float> x(size_t{m} * k);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (auto& v : x) v = d(rng);
+  auto xb = ctx.storage<float>(x, "check.x");
+  auto y1 = ctx.create_buffer(uint64_t{m} * n * 4, gpu::kStorage, "check.y1");
+  auto y2 = ctx.create_buffer(uint64_t{m} * n * 4, gpu::kStorage, "check.y2");
+  gemm::MatmulArgs a{&mw, nullptr, &gw, nullptr, &xb, &y1, m};
+  a.crossover = m;  // m <= crossover: matvec
+  a.tuned = false;
+  auto p1 = gemm::matmul(ctx, a);
+  a.y = &y2;
+  a.crossover = m - 1;  // m > crossover: gemm
+  auto p2 = gemm::matmul(ctx, a);
+  gpu::Recorder rec(ctx);
+  p1.record(rec);
+  p2.record(rec);
+  rec.submit();
+  auto v1 = ctx.download<float>(y1), v2 = ctx.download<float>(y2);
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < v1.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(v1[i] - v2[i])));
+    scale = std::max(scale, double(std::fabs(v1[i])));
+  }
+  if (std::isnan(diff)) diff = INFINITY;
+  return {{"m", m}, {"forced_matvec_used_gemm", p1.uses_gemm()}, {"forced_gemm_used_gemm", p2.uses_gemm()},
+          {"auto_choice", m > xo ? "gemm" : "matvec"}, {"max_rel_diff", diff / scale}};
+}
+
+}  // namespace
+
 // opts: {"formats": [..], "shapes": [[n, k], ..], "ms": [..], "samples": int,
 // "retune": bool, "fma_groups": int, "fma_iters": int, "crossover": bool,
 // "crossover_shape": [n, k], "progress": bool}.
-// Returns {"device", "fma_tflops", "timestamps", "rows": [..], "crossover": {..}}.
+// Returns {"device", "fma_tflops", "timestamps", "rows": [..], "crossover": {..},
+// "matmul_check": {..}} (the last two with "crossover").
 nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
   nlohmann::json out;
   out["device"] = ctx.adapter().name();
@@ -98,7 +142,9 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
       WeightKind kind;
       kind.format = *format_from_name(fname.get<std::string>());
       try {
-        out["crossover"][kind.name()] = gemm::crossover(ctx, kind, co);
+        const uint32_t xo = gemm::crossover(ctx, kind, co);
+        out["crossover"][kind.name()] = xo;
+        out["matmul_check"][kind.name()] = check_matmul(ctx, kind, co.n, co.k, xo);
       } catch (const Error& e) {
         out["crossover"][kind.name()] = std::string("error: ") + e.what();
       }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "gpu/context.hpp"
 #include "tools/context.hpp"
@@ -92,10 +93,11 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
         continue;
       }
       std::string spec = r["tuned_spec"].get<std::string>();
-      auto t = spec.find(".t");
-      auto gpos = spec.find(".g", t == std::string::npos ? 0 : t);
-      if (t != std::string::npos && gpos != std::string::npos) spec = spec.substr(t + 1, gpos - t - 1);
-      fmt::print("{:<6} {:>6}x{:<6} {:>5} | {:>10.1f} {:>8.3f} {:>5.1f}% | {:>10.1f} {:>8.3f} {:>5.1f}% {:>5.2f}x | {}{}\n",
+      std::smatch mt, mk;
+      if (std::regex_search(spec, mt, std::regex(R"(\.t(\d+x\d+)\.r(\d+x\d+))")) &&
+          std::regex_search(spec, mk, std::regex(R"(\.tile(\d+))")))
+        spec = fmt::format("{} r{} tk{}", mt[1].str(), mt[2].str(), mk[1].str());
+      fmt::print("{:<6} {:>6}x{:<6} {:>5} | {:>10.1f} {:>8.4f} {:>5.1f}% | {:>10.1f} {:>8.4f} {:>5.1f}% {:>5.2f}x | {}{}\n",
                  r["format"].get<std::string>(), r["n"].get<uint32_t>(), r["k"].get<uint32_t>(), r["m"].get<uint32_t>(),
                  r["default_us"].get<double>(), r["default_tflops"].get<double>(), 100 * r["default_of_fma"].get<double>(),
                  r["tuned_us"].get<double>(), r["tuned_tflops"].get<double>(), 100 * r["tuned_of_fma"].get<double>(),
@@ -104,7 +106,8 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     }
     if (res.contains("crossover"))
       for (auto& [kname, v] : res["crossover"].items())
-        fmt::print("crossover {}: matvec for m <= {}, gemm above\n", kname, v.dump());
+        fmt::print("crossover {}: matvec for m <= {}, gemm above; matmul check {}\n", kname, v.dump(),
+                   res.contains("matmul_check") && res["matmul_check"].contains(kname) ? res["matmul_check"][kname].dump() : "-");
   });
 }
 
