@@ -2,10 +2,11 @@
 //   y[t, r] = epilogue( sum_e x[t, e] * W[r, e] ),  x: [M, K] f32, W: [N, K] raw ggml blocks, y: [M, N] f32
 // Workgroup (wid.x, wid.y) owns outputs tokens [m0, m0 + TM) x rows [n0, n0 + TN)
 // of this dispatch's row chunk. Per step of TK elements it stages x[m0.., k0..]
-// into xs and dequantizes W[n0.., k0..] once into ws (both k-major, padded by
-// one to spread banks), then every invocation (tx, ty) adds the RM x RN outputs
-// tokens m0 + ty + i * TMT, rows n0 + tx + j * TNT into scalar registers, k in
-// order: acc = acc + x * w. A workgroup whose tile lies wholly inside M and the
+// into xs and dequantizes W[n0.., k0..] once into ws (both k-major vec4 rows,
+// padded by one vec4 to spread banks), then every invocation (tx, ty) adds the
+// RM x RN outputs tokens m0 + ty * RM + i, rows n0 + tx * RN + j into scalar
+// registers (reading x and W as vec4 where RM, RN allow), k in order:
+// acc = acc + x * w. A workgroup whose tile lies wholly inside M and the
 // chunk's rows takes the unchecked path (chosen per workgroup, uniformly).
 const K: u32 = {{K}};          // reduction length (elements), a multiple of TK
 const K4: u32 = K / 4u;
@@ -19,8 +20,8 @@ const TK4: u32 = TK / 4u;
 const TMT: u32 = TM / RM;      // invocations along tokens
 const TNT: u32 = TN / RN;      // invocations along rows
 const WG: u32 = TMT * TNT;
-const XP: u32 = TM + 1u;       // xs stride per k (padded)
-const WP: u32 = TN + 1u;       // ws stride per k (padded)
+const XP4: u32 = TM / 4u + 1u; // xs stride per k in vec4 (padded)
+const WP4: u32 = TN / 4u + 1u; // ws stride per k in vec4 (padded)
 
 // This dispatch's row chunk, the tokens M and the rows N of the whole output
 // (y's row stride): run-time values, so one pipeline serves every m and n.
@@ -29,7 +30,7 @@ struct Params { row0: u32, rows: u32, m: u32, n: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]
 {{BINDINGS}}
-var<workgroup> xs: array<f32, TK * XP>;   // [TK][TM] staged x, k-major
+var<workgroup> xs: array<vec4<f32>, TK * XP4>;   // [TK][TM / 4] staged x, k-major
 {{WS_DECL}}
 
 fn i8x4(w: u32) -> vec4<f32> {

@@ -57,8 +57,8 @@ std::string stage(const KernelSpec& s, bool checked) {
   } else {
     o += "        let v = x4[(m0 + r) * K4 + k0 / 4u + c];\n";
   }
-  o += "        xs[4u * c * XP + r] = v.x;\n        xs[(4u * c + 1u) * XP + r] = v.y;\n";
-  o += "        xs[(4u * c + 2u) * XP + r] = v.z;\n        xs[(4u * c + 3u) * XP + r] = v.w;\n";
+  o += "        xs[4u * c * XP4 + r / 4u][r % 4u] = v.x;\n        xs[(4u * c + 1u) * XP4 + r / 4u][r % 4u] = v.y;\n";
+  o += "        xs[(4u * c + 2u) * XP4 + r / 4u][r % 4u] = v.z;\n        xs[(4u * c + 3u) * XP4 + r / 4u][r % 4u] = v.w;\n";
   o += "      }\n";
   o += "      for (var i = li; i < TN * TK4; i += WG) {\n";
   o += "        let r = i / TK4;\n        let c = i % TK4;\n";
@@ -70,9 +70,8 @@ std::string stage(const KernelSpec& s, bool checked) {
     } else {
       o += fmt::format("        let v{0} = dq4{0}((n0 + r) * RB, k0 + 4u * c);\n", w);
     }
-    o += fmt::format("        ws{0}[4u * c * WP + r] = v{0}.x;\n        ws{0}[(4u * c + 1u) * WP + r] = v{0}.y;\n", w);
-    o += fmt::format("        ws{0}[(4u * c + 2u) * WP + r] = v{0}.z;\n        ws{0}[(4u * c + 3u) * WP + r] = v{0}.w;\n",
-                     w);
+    for (uint32_t q = 0; q < 4; ++q)
+      o += fmt::format("        ws{0}[(4u * c + {1}u) * WP4 + r / 4u][r % 4u] = v{0}.{2};\n", w, q, "xyzw"[q]);
   }
   o += "      }";
   return o;
@@ -80,11 +79,25 @@ std::string stage(const KernelSpec& s, bool checked) {
 
 std::string inner(const KernelSpec& s) {
   std::string o;
-  for (uint32_t i = 0; i < s.reg_m; ++i) o += fmt::format("      let a{0} = xs[kk * XP + ty + {0}u * TMT];\n", i);
+  // Operand i of a register block: a vec4 component when the block is whole vec4s.
+  auto operands = [&](const std::string& name, const std::string& arr, const std::string& stride,
+                      const std::string& id, uint32_t reg) {
+    std::string r;
+    if (reg % 4 == 0) {
+      for (uint32_t g = 0; g < reg / 4; ++g)
+        r += fmt::format("      let {0}v{1} = {2}[kk * {3} + {4} * {5}u + {1}u];\n", name, g, arr, stride, id, reg / 4);
+      for (uint32_t i = 0; i < reg; ++i) r += fmt::format("      let {0}{1} = {0}v{2}.{3};\n", name, i, i / 4, "xyzw"[i % 4]);
+    } else {
+      for (uint32_t i = 0; i < reg; ++i)
+        r += fmt::format("      let {0}{1} = {2}[kk * {3} + ({4} * {5}u + {1}u) / 4u][({4} * {5}u + {1}u) % 4u];\n", name, i,
+                         arr, stride, id, reg);
+    }
+    return r;
+  };
+  o += operands("a", "xs", "XP4", "ty", s.reg_m);
   for (const std::string w : {"A", "B"}) {
     if (w == "B" && weights(s.hooks) == 1) break;
-    for (uint32_t j = 0; j < s.reg_n; ++j)
-      o += fmt::format("      let b{0}{1} = ws{0}[kk * WP + tx + {1}u * TNT];\n", w, j);
+    o += operands("b" + w, "ws" + w, "WP4", "tx", s.reg_n);
     for (uint32_t i = 0; i < s.reg_m; ++i)
       for (uint32_t j = 0; j < s.reg_n; ++j) o += fmt::format("      {0} = {0} + a{1} * b{2}{3};\n", acc(w, i, j), i, w, j);
   }
@@ -95,7 +108,7 @@ std::string store(const KernelSpec& s, bool checked) {
   std::string o;
   for (uint32_t i = 0; i < s.reg_m; ++i)
     for (uint32_t j = 0; j < s.reg_n; ++j) {
-      const std::string t = fmt::format("(m0 + ty + {}u * TMT)", i), r = fmt::format("(n0 + tx + {}u * TNT)", j);
+      const std::string t = fmt::format("(m0 + ty * RM + {}u)", i), r = fmt::format("(n0 + tx * RN + {}u)", j);
       std::string body;
       const std::string idx = fmt::format("{} * params.n + params.row0 + {}", t, r);
       const std::string v = acc("A", i, j);
@@ -142,12 +155,13 @@ Tiling default_tiling(uint32_t mclass) {
 }
 
 uint32_t shared_bytes(const Tiling& t, const Hooks& h) {
-  return t.tile_k * (t.tile_m + 1) * 4 + weights(h) * t.tile_k * (t.tile_n + 1) * 4;
+  return t.tile_k * (t.tile_m + 4) * 4 + weights(h) * t.tile_k * (t.tile_n + 4) * 4;
 }
 
 std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
   if (!t.tile_m || !t.tile_n || !t.reg_m || !t.reg_n || !t.tile_k) return std::nullopt;
-  if (t.tile_m % t.reg_m || t.tile_n % t.reg_n || t.tile_k % 4 || 32 % t.tile_k) return std::nullopt;
+  if (t.tile_m % t.reg_m || t.tile_n % t.reg_n || t.tile_m % 4 || t.tile_n % 4 || t.tile_k % 4 || 32 % t.tile_k)
+    return std::nullopt;
   auto inv = [&] { return (t.tile_m / t.reg_m) * (t.tile_n / t.reg_n); };
   while (inv() > lim.invocations) {
     if (t.reg_m < 8 && t.reg_m * 2 <= t.tile_m) t.reg_m *= 2;
@@ -158,10 +172,11 @@ std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
   }
   while (shared_bytes(t, h) > lim.shared) {
     if (t.tile_k > 8) t.tile_k /= 2;
-    else if (t.tile_n > 16 && t.tile_n / 2 >= t.reg_n) t.tile_n /= 2;
-    else if (t.tile_m > 8 && t.tile_m / 2 >= t.reg_m) t.tile_m /= 2;
+    else if (t.tile_n > 16 && t.tile_n / 2 >= t.reg_n && (t.tile_n / 2) % 4 == 0) t.tile_n /= 2;
+    else if (t.tile_m > 8 && t.tile_m / 2 >= t.reg_m && (t.tile_m / 2) % 4 == 0) t.tile_m /= 2;
     else return std::nullopt;
   }
+  if (t.tile_m % 4 || t.tile_n % 4) return std::nullopt;  // xs and ws rows are vec4s
   return t;
 }
 
@@ -231,13 +246,13 @@ std::string wgsl(const KernelSpec& s) {
   t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
   t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);
   std::string b = "@group(0) @binding(2) var<storage, read> wA: array<u32>;  // raw blocks of the chunk's rows\n";
-  std::string ws = "var<workgroup> wsA: array<f32, TK * WP>;  // [TK][TN] dequantized W, k-major\n";
+  std::string ws = "var<workgroup> wsA: array<vec4<f32>, TK * WP4>;  // [TK][TN / 4] dequantized W, k-major\n";
   std::string fmtc = accessors("A");
   const std::string file = "kernels/gemm/fmt/" + fmt_file(s.weight.format);
   fmtc += Template(wgsl_file(file), file).set("W", "A").render();
   if (nw == 2) {
     b += "@group(0) @binding(3) var<storage, read> wB: array<u32>;  // up weight, same layout\n";
-    ws += "var<workgroup> wsB: array<f32, TK * WP>;\n";
+    ws += "var<workgroup> wsB: array<vec4<f32>, TK * WP4>;\n";
     fmtc += "\n" + accessors("B") + Template(wgsl_file(file), file).set("W", "B").render();
   }
   b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]", 2 + nw);
