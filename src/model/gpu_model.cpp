@@ -286,27 +286,27 @@ void GpuModel::Impl::prepare() {
   Hooks silu = norm;
   silu.epilogue = Epilogue::SiluGate;
   for (int vi = 0; vi < (batch > 1 ? 2 : 1); ++vi) {
-  const uint32_t mt = vi ? batch : 1;
-  auto mv = [&](const matvec::Weights& w, const Hooks& h, matvec::Args a) {
-    a.a = &w;
-    return matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, mt, h), a);
-  };
-  const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, mt};
-  for (Layer& Ly : layers) {
-    LayerPass& L = Ly.pass[vi];
-    const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
-    const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
-    const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
-    L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = &pos});
-    L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = &pos});
-    L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
-    L.store = GpuKvStore(*ctx, kv, n_ctx, mt, k, v, pos, Ly.kc, Ly.vc);
-    L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
-    L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
-    L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = &Ly.ffn_norm});
-    L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
-  }
-  plm[vi] = mv(w_out, norm, {.x = &x, .y = &logits, .norm_w = &out_norm});
+    const uint32_t mt = vi ? batch : 1;
+    auto mv = [&](const matvec::Weights& w, const Hooks& h, matvec::Args a) {
+      a.a = &w;
+      return matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, mt, h), a);
+    };
+    const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, mt};
+    for (Layer& Ly : layers) {
+      LayerPass& L = Ly.pass[vi];
+      const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
+      const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
+      const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
+      L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = &pos});
+      L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = &pos});
+      L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
+      L.store = GpuKvStore(*ctx, kv, n_ctx, mt, k, v, pos, Ly.kc, Ly.vc);
+      L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+      L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
+      L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = &Ly.ffn_norm});
+      L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
+    }
+    plm[vi] = mv(w_out, norm, {.x = &x, .y = &logits, .norm_w = &out_norm});
   }
   rec = std::make_unique<gpu::Recorder>(*ctx, "forward");
 }

@@ -25,7 +25,10 @@ namespace {
 
 using testing::synth_file;
 
-// Logits agree when max |gpu - cpu| <= kRelBound * max |cpu|.
+// Logits agree when max |gpu - cpu| <= kRelBound * max |cpu|. At position 0
+// they agree to ~3e-7 (f32 summation order); from position 1 on, the matvec
+// RoPE epilogue's WGSL pow/cos/sin (the spec allows sin/cos 2^-11 absolute
+// error) dominate: up to ~5e-4 on SwiftShader.
 constexpr double kRelBound = 1e-3;
 
 std::string tiny(Arch arch, Format type) {
@@ -50,6 +53,7 @@ TokenId argmax(std::span<const float> v) { return TokenId(std::max_element(v.beg
 struct Case {
   Arch arch;
   Format type;
+  bool batched;  // also run the prompt in batches of 8 (compiling 8-token kernels is slow on SwiftShader)
 };
 
 class GpuForward : public ::testing::TestWithParam<Case> {};
@@ -58,7 +62,7 @@ TEST_P(GpuForward, MatchesCpuReference) {
   const Case c = GetParam();
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(c.arch, c.type));
   gpu::Context& ctx = testing_support::test_context();
-  GpuModel g(ctx, f, {.n_ctx = 64, .batch = 8});
+  GpuModel g(ctx, f, {.n_ctx = 64, .batch = c.batched ? 8u : 1u});
   CpuModel cpu(f, {ForwardMode::F32, 64, 1});
   const Tokenizer tok(from_gguf(f));
   const std::vector<TokenId> prompt = tok.tokenize("The quick brown fox jumps over the lazy dog.");
@@ -95,6 +99,8 @@ TEST_P(GpuForward, MatchesCpuReference) {
               f.get_string("general.architecture").c_str(), std::string(traits(c.type).name).c_str(), prompt.size(), worst,
               double(g.memory().total()) / (1 << 20));
 
+  EXPECT_THROW(g.eval(TokenId(f.get_array_strings("tokenizer.ggml.tokens").size())), Error);
+  if (!c.batched) return;
   // After a reset, the prompt in batches of 8 tokens (batched matvecs, causal
   // attention within a batch) gives the same logits and greedy tokens.
   g.reset();
@@ -106,12 +112,12 @@ TEST_P(GpuForward, MatchesCpuReference) {
     ASSERT_EQ(argmax(again), gen_cpu[i]) << "greedy token " << i << " after the batched prompt";
     again = g.eval(gen_cpu[i]);
   }
-  EXPECT_THROW(g.eval(TokenId(f.get_array_strings("tokenizer.ggml.tokens").size())), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, GpuForward,
-                         ::testing::Values(Case{Arch::Llama, Format::Q8_0}, Case{Arch::Llama, Format::Q4_0},
-                                           Case{Arch::Llama, Format::Q4_K}, Case{Arch::Qwen2, Format::Q8_0}),
+                         ::testing::Values(Case{Arch::Llama, Format::Q8_0, true}, Case{Arch::Llama, Format::Q4_0, false},
+                                           Case{Arch::Llama, Format::Q4_K, false},
+                                           Case{Arch::Qwen2, Format::Q8_0, true}),
                          [](const auto& info) {
                            return fmt::format("{}_{}", info.param.arch == Arch::Llama ? "llama" : "qwen2",
                                               traits(info.param.type).name);
