@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the lent H200 (device tool): the GPU test suite, `blockq info`,
 # the matvec benchmark (and a variant sweep), and ggml's test-backend-ops
-# (Vulkan) on the same shapes, printing a short table last. Expects the
+# (Vulkan) on the same shapes, printing a short table last. Mode `final`:
+# every kernel contract test, the gather/matvec contract benches, the matvec
+# 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|full|tests]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|full|tests|final]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -35,4 +37,21 @@ if [ -f .devrun/anchors/tbo-vk.xz ] && { [ "$mode" = full ] || [ "$mode" = ggml 
   xz -dkc .devrun/anchors/tbo-vk.xz > /tmp/tbo-vk && chmod +x /tmp/tbo-vk
   /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q4_K|q5_K|q6_K|f16),type_b=f32,m=4096,n=(1|8),k=14336' \
     2>&1 | grep -E "MUL_MAT" | tee "$OUT/ggml_vulkan.txt"
+fi
+if [ "$mode" = final ]; then
+  for lim in adapter low-end; do
+    $B/blockq --limits $lim kernels test > "$OUT/kernels_test_$lim.txt" 2>&1; echo "kernels test ($lim) exit $?"
+    tail -1 "$OUT/kernels_test_$lim.txt"
+  done
+  for id in com.microsoft.GatherBlockQuantized blockq.Embedding; do
+    $B/blockq kernels bench $id 2>/dev/null | tee -a "$OUT/kernels_bench.txt" | tail -5
+  done
+  $B/blockq bench matvec --formats q8_0,q4_0,q4_K,q6_K --shapes 4096x14336,14336x4096 --batch 1,8 2>/dev/null \
+    | tee "$OUT/matvec_final.txt" | grep -E "^(device|q)"
+  timeout 150 $B/blockq bench gemm --formats q8_0,q4_0 --m 64,512,2048 2>/dev/null | tee "$OUT/gemm.txt" | tail -16
+  for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
+    set -- $p
+    timeout 120 $B/blockq bench-run --preset $1 --type $2 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
+      | tee -a "$OUT/bench_run.txt" | tail -14
+  done
 fi
