@@ -12,54 +12,12 @@
 #include "gpu/recorder.hpp"
 #include "kernels/common/bandwidth.hpp"
 #include "kernels/matvec/op.hpp"
-#include "quant/half.hpp"
+#include "quant/random_blocks.hpp"
 #include "util/error.hpp"
 
 namespace blockq::bench {
 
 namespace {
-
-// Random but valid blocks: random bytes, with every f16 scale field set to a
-// small finite value (and whole F16/BF16/F32 tensors drawn as numbers).
-std::vector<uint8_t> random_blocks(Format f, uint32_t n, uint32_t k, uint32_t seed) {
-  const size_t bytes = size_t{n} * row_bytes(f, k);
-  std::vector<uint8_t> v(bytes);
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; i + 8 <= bytes; i += 8) {
-    uint64_t r = rng();
-    std::memcpy(&v[i], &r, 8);
-  }
-  std::uniform_real_distribution<float> small(0.001f, 0.01f), val(-1.f, 1.f);
-  auto set16 = [&](size_t off, uint16_t h) { std::memcpy(&v[off], &h, 2); };
-  const auto& t = traits(f);
-  const size_t blocks = bytes / t.block_bytes;
-  switch (f) {
-    case Format::F32:
-      for (size_t i = 0; i < bytes / 4; ++i) {
-        float x = val(rng);
-        std::memcpy(&v[4 * i], &x, 4);
-      }
-      break;
-    case Format::F16:
-      for (size_t i = 0; i < bytes / 2; ++i) set16(2 * i, f32_to_f16(val(rng)));
-      break;
-    case Format::BF16:
-      for (size_t i = 0; i < bytes / 2; ++i) set16(2 * i, f32_to_bf16(val(rng)));
-      break;
-    case Format::Q6_K:
-      for (size_t b = 0; b < blocks; ++b) set16(b * t.block_bytes + 208, f32_to_f16(small(rng)));
-      break;
-    case Format::Q4_1: case Format::Q5_1: case Format::Q4_K: case Format::Q5_K:
-      for (size_t b = 0; b < blocks; ++b) {
-        set16(b * t.block_bytes, f32_to_f16(small(rng)));
-        set16(b * t.block_bytes + 2, f32_to_f16(small(rng)));
-      }
-      break;
-    default:
-      for (size_t b = 0; b < blocks; ++b) set16(b * t.block_bytes, f32_to_f16(small(rng)));
-  }
-  return v;
-}
 
 OnnxBlockMatrix random_onnx(const WeightKind& kind, uint32_t n, uint32_t k, uint32_t seed) {
   OnnxBlockMatrix m;

@@ -28,18 +28,6 @@ WeightKind parse_kind(const std::string& s) {
   return w;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t p = 0;
-  while (p <= s.size()) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    if (q > p) out.push_back(s.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
 void add_bench(CLI::App& app, GlobalOptions& g) {
   auto* bench = app.add_subcommand("bench", "Benchmarks (tables, --json)");
   bench->require_subcommand(1);
@@ -65,16 +53,16 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
   mv->callback([&g] {
     auto ctx = make_context(g);
     bench::MatvecBenchOptions bo;
-    for (const auto& f : split(o.formats)) bo.kinds.push_back(parse_kind(f));
+    for (const auto& f : split_list(o.formats)) bo.kinds.push_back(parse_kind(f));
     if (o.quick) o.shapes = "256x256,512x1024";
-    for (const auto& s : split(o.shapes)) {
+    for (const auto& s : split_list(o.shapes)) {
       auto x = s.find('x');
       BQ_CHECK(x != std::string::npos, "shape '{}' is not NxK", s);
       bo.shapes.push_back({static_cast<uint32_t>(std::stoul(s.substr(0, x))),
                            static_cast<uint32_t>(std::stoul(s.substr(x + 1)))});
     }
     bo.batches.clear();
-    for (const auto& b : split(o.batches)) bo.batches.push_back(std::stoul(b));
+    for (const auto& b : split_list(o.batches)) bo.batches.push_back(std::stoul(b));
     bo.samples = o.samples;
     if (o.quick) {
       bo.rotate_bytes = 1 << 20;
@@ -95,7 +83,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
       const std::string key = item.substr(0, eq);
       std::vector<matvec::Options> next;
       for (const auto& v : vars)
-        for (const auto& val : split(item.substr(eq + 1))) {
+        for (const auto& val : split_list(item.substr(eq + 1))) {
           matvec::Options n = v;
           const uint32_t u = std::stoul(val);
           if (key == "wg") n.wg = u;

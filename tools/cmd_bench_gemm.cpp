@@ -18,18 +18,6 @@ namespace blockq::tools {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t p = 0;
-  while (p <= s.size()) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    if (q > p) out.push_back(s.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
 nlohmann::json shape(const std::string& s) {
   auto x = s.find('x');
   BQ_CHECK(x != std::string::npos, "shape '{}' is not NxK", s);
@@ -67,9 +55,9 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
       o.crossover_shape = "256x256";
       o.samples = std::min(o.samples, 3);
     }
-    for (const auto& f : split(o.formats)) opts["formats"].push_back(f);
-    for (const auto& s : split(o.shapes)) opts["shapes"].push_back(shape(s));
-    for (const auto& m : split(o.ms)) opts["ms"].push_back(std::stoul(m));
+    for (const auto& f : split_list(o.formats)) opts["formats"].push_back(f);
+    for (const auto& s : split_list(o.shapes)) opts["shapes"].push_back(shape(s));
+    for (const auto& m : split_list(o.ms)) opts["ms"].push_back(std::stoul(m));
     opts["samples"] = o.samples;
     opts["retune"] = o.retune;
     opts["crossover"] = o.crossover;

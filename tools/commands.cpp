@@ -21,6 +21,18 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                "Dawn toggle disable_workgroup_init");
 }
 
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p <= s.size()) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    if (q > p) out.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
 void set_exit_code(int code) { g_exit_code = code; }
 int exit_code() { return g_exit_code; }
 

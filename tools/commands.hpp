@@ -18,6 +18,9 @@ using AddCommand = void (*)(CLI::App& app, GlobalOptions& global);
 
 std::vector<AddCommand>& command_table();
 void add_global_options(CLI::App& app, GlobalOptions& global);
+// "a,b,,c" -> {"a", "b", "c"} (option lists).
+std::vector<std::string> split_list(const std::string& s);
+
 void set_exit_code(int code);
 int exit_code();
 

@@ -86,31 +86,6 @@ void cache_put(const gpu::Context& ctx, const std::string& section, const std::s
   BQ_CHECK(!ec, "gemm tuning cache: cannot replace {}: {}", p.string(), ec.message());
 }
 
-std::vector<uint8_t> random_blocks(Format f, uint32_t n, uint32_t k, uint32_t seed) {
-  const size_t bytes = size_t{n} * row_bytes(f, k);
-  std::vector<uint8_t> v(bytes);
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; i + 8 <= bytes; i += 8) {
-    const uint64_t r = rng();
-    std::memcpy(&v[i], &r, 8);
-  }
-  std::uniform_real_distribution<float> small(0.001f, 0.01f), val(-1.f, 1.f);
-  auto set16 = [&](size_t off, uint16_t h) { std::memcpy(&v[off], &h, 2); };
-  const auto& t = traits(f);
-  const size_t blocks = bytes / t.block_bytes;
-  if (f == Format::F16) {
-    for (size_t i = 0; i < bytes / 2; ++i) set16(2 * i, f32_to_f16(val(rng)));
-  } else if (f == Format::Q6_K) {
-    for (size_t b = 0; b < blocks; ++b) set16(b * t.block_bytes + 208, f32_to_f16(small(rng)));
-  } else {
-    for (size_t b = 0; b < blocks; ++b) {
-      set16(b * t.block_bytes, f32_to_f16(small(rng)));
-      if (f == Format::Q4_1 || f == Format::Q4_K) set16(b * t.block_bytes + 2, f32_to_f16(small(rng)));
-    }
-  }
-  return v;
-}
-
 TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t mclass,
                 const Hooks& hooks, const TuneOptions& opt) {
   const Limits lim = limits_of(ctx);

@@ -3,6 +3,7 @@
 // default), cached in a JSON file keyed by adapter (name and limits profile)
 // and spec class. The cache also holds the matvec/gemm crossover (matmul.hpp).
 #pragma once
+#include "quant/random_blocks.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,8 +47,7 @@ struct TuneResult {
 TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t mclass,
                 const Hooks& hooks = {}, const TuneOptions& opt = {});
 
-// Random but valid raw blocks for n rows of k (f16 scales small and finite),
-// for timing.
-std::vector<uint8_t> random_blocks(Format f, uint32_t n, uint32_t k, uint32_t seed);
+// Random but valid raw blocks for timing (quant/random_blocks.hpp).
+using blockq::random_blocks;
 
 }  // namespace blockq::gemm

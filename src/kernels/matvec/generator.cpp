@@ -43,6 +43,10 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   const std::string file = "kernels/matvec/fmt/" + fmt_file(s.weight);
   Template t(wgsl_file(file), file);
   t.set("W", w);
+  if (!s.weight.onnx && (s.weight.format == Format::Q4_K || s.weight.format == Format::Q5_K)) {
+    const std::string ks = "kernels/matvec/fmt/kscale.wgsl";
+    t.set("KSCALE", Template(wgsl_file(ks), ks).set("W", w).render());
+  }
   if (s.weight.onnx) {
     const uint32_t nb = (s.k + s.weight.block_size - 1) / s.weight.block_size;
     t.set("NB", std::to_string(nb)).set("BS", std::to_string(s.weight.block_size));

@@ -3,13 +3,7 @@
 // scales[12]], then qs[128]. Sub-block 2p reads the low nibbles of qs bytes
 // 32p..32p+31, sub-block 2p+1 their high nibbles. y = (d*sc)*q - (dmin*m).
 struct Unit{{W}} { qa: vec4<u32>, qb: vec4<u32>, d1: f32, m1: f32, d2: f32, m2: f32 }
-fn sbyte{{W}}(h: vec4<u32>, i: u32) -> u32 { return (h[1u + i / 4u] >> (8u * (i % 4u))) & 255u; }
-// 6-bit scale and min of sub-block j (ggml's get_scale_min_k4).
-fn scmin{{W}}(h: vec4<u32>, j: u32) -> vec2<u32> {
-  if (j < 4u) { return vec2<u32>(sbyte{{W}}(h, j) & 63u, sbyte{{W}}(h, j + 4u) & 63u); }
-  return vec2<u32>((sbyte{{W}}(h, j + 4u) & 15u) | ((sbyte{{W}}(h, j - 4u) >> 6u) << 4u),
-                   (sbyte{{W}}(h, j + 4u) >> 4u) | ((sbyte{{W}}(h, j) >> 6u) << 4u));
-}
+{{KSCALE}}
 fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
   let sb = r * (UPR / 4u) + u / 4u;
   let p = u % 4u;

@@ -2,13 +2,7 @@
 // each 176-byte block as 11 vec4<u32>: [d, dmin, scales[12]], qh[32] (2
 // vec4), qs[128]. Element l of sub-block j takes bit j of qh[l] as bit 4.
 struct Unit{{W}} { qa: vec4<u32>, qb: vec4<u32>, ha: vec4<u32>, hb: vec4<u32>, d1: f32, m1: f32, d2: f32, m2: f32, p: u32 }
-fn sbyte{{W}}(h: vec4<u32>, i: u32) -> u32 { return (h[1u + i / 4u] >> (8u * (i % 4u))) & 255u; }
-// 6-bit scale and min of sub-block j (ggml's get_scale_min_k4).
-fn scmin{{W}}(h: vec4<u32>, j: u32) -> vec2<u32> {
-  if (j < 4u) { return vec2<u32>(sbyte{{W}}(h, j) & 63u, sbyte{{W}}(h, j + 4u) & 63u); }
-  return vec2<u32>((sbyte{{W}}(h, j + 4u) & 15u) | ((sbyte{{W}}(h, j - 4u) >> 6u) << 4u),
-                   (sbyte{{W}}(h, j + 4u) >> 4u) | ((sbyte{{W}}(h, j) >> 6u) << 4u));
-}
+{{KSCALE}}
 fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
   let sb = r * (UPR / 4u) + u / 4u;
   let p = u % 4u;
