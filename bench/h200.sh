@@ -51,7 +51,7 @@ if [ "$mode" = final ]; then
   timeout 150 $B/blockq bench gemm --formats q8_0,q4_0 --m 64,512,2048 2>/dev/null | tee "$OUT/gemm.txt" | tail -16
   for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
     set -- $p
-    timeout 120 $B/blockq bench-run --preset $1 --type $2 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
+    timeout 120 $B/blockq bench run --preset $1 --type $2 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
       | tee -a "$OUT/bench_run.txt" | tail -14
   done
 fi

@@ -29,8 +29,7 @@ WeightKind parse_kind(const std::string& s) {
 }
 
 void add_bench(CLI::App& app, GlobalOptions& g) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks (tables, --json)");
-  bench->require_subcommand(1);
+  CLI::App* bench = &bench_group(app);
   auto* mv = bench->add_subcommand("matvec", "Quantized matrix-vector kernels against the read bandwidth");
   struct Opts {
     std::string formats = "q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16,onnx4,onnx8zp";

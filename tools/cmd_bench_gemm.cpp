@@ -1,6 +1,5 @@
 // `blockq bench gemm`: options and table of the gemm benchmark
-// (bench/gemm_bench.cpp). add_bench_gemm() adds the subcommand under `bench`;
-// it registers itself and finds `bench` once the commands are added.
+// (bench/gemm_bench.cpp), registered under the `bench` group (tools/commands.hpp).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -101,21 +100,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
 
 namespace {
 
-// Adds `gemm` under `bench`: at once when `bench` exists, else just before
-// parsing (the command table's order across files is not fixed).
-void register_bench_gemm(CLI::App& app, GlobalOptions& g) {
-  auto find = [&app]() -> CLI::App* {
-    for (auto* s : app.get_subcommands({})) if (s->get_name() == "bench") return s;
-    return nullptr;
-  };
-  if (auto* b = find()) {
-    add_bench_gemm(*b, g);
-    return;
-  }
-  app.preparse_callback([find, &g](std::size_t) {
-    if (auto* b = find()) add_bench_gemm(*b, g);
-  });
-}
+void register_bench_gemm(CLI::App& app, GlobalOptions& g) { add_bench_gemm(bench_group(app), g); }
 
 }  // namespace
 

@@ -1,4 +1,4 @@
-// `blockq bench-run [--preset tiny|smollm2-360m|llama-3.2-1b] [--type q8_0]
+// `blockq bench run [--preset tiny|smollm2-360m|llama-3.2-1b] [--type q8_0]
 // [--arch llama|qwen2] [-p N] [-n N]`: end-to-end speed of the GPU forward
 // pass on a synthetic model (made on first use): prompt and generation
 // tokens/s, time to first token, GPU memory, and a per-token time breakdown
@@ -109,7 +109,7 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
 
 void add_bench_run(CLI::App& app, GlobalOptions& g) {
   static BenchRunArgs a;
-  auto* cmd = app.add_subcommand("bench-run", "End-to-end GPU forward pass speed on a synthetic model");
+  auto* cmd = bench_group(app).add_subcommand("run", "End-to-end GPU forward pass speed on a synthetic model");
   cmd->add_option("--preset", a.preset, "tiny, smollm2-360m, llama-3.2-1b, llama-3-8b")->capture_default_str();
   cmd->add_option("--type", a.type, "Weight format of the synthetic model")->capture_default_str();
   cmd->add_option("--arch", a.arch, "llama or qwen2")->capture_default_str();

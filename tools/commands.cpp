@@ -21,6 +21,14 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                "Dawn toggle disable_workgroup_init");
 }
 
+CLI::App& bench_group(CLI::App& app) {
+  for (auto* s : app.get_subcommands({}))
+    if (s->get_name() == "bench") return *s;
+  auto* b = app.add_subcommand("bench", "Benchmarks (tables, --json)");
+  b->require_subcommand(1);
+  return *b;
+}
+
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   size_t p = 0;

@@ -18,6 +18,10 @@ using AddCommand = void (*)(CLI::App& app, GlobalOptions& global);
 
 std::vector<AddCommand>& command_table();
 void add_global_options(CLI::App& app, GlobalOptions& global);
+// The `bench` command group, created on first use, so that benchmark
+// commands from several files can attach to it in any order.
+CLI::App& bench_group(CLI::App& app);
+
 // "a,b,,c" -> {"a", "b", "c"} (option lists).
 std::vector<std::string> split_list(const std::string& s);
 

@@ -1,5 +1,5 @@
 // The synthetic models the CLI uses when no model is given (`blockq run`
-// without -m, `blockq bench-run --preset`): written on first use into a
+// without -m, `blockq bench run --preset`): written on first use into a
 // models/ folder next to the build's bin/ folder, else into the user's cache.
 #pragma once
 #include <string>
