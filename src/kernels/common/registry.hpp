@@ -4,6 +4,7 @@
 // bindings, dispatches, expected outputs) that web/runner.js replays.
 #pragma once
 #include <cstdint>
+#include <fmt/format.h>
 #include <functional>
 #include <span>
 #include <string>
@@ -13,6 +14,7 @@
 #include "gpu/context.hpp"
 #include "gpu/recorder.hpp"
 #include "kernels/common/contract.hpp"
+#include "util/error.hpp"
 
 namespace blockq::kernels {
 
@@ -100,6 +102,22 @@ double max_rel(std::span<const float> got, std::span<const float> ref);
 double max_rel(std::span<const float> got, std::span<const double> ref);
 // f16 bits to floats.
 std::vector<float> f16_to_floats(std::span<const uint16_t> h);
+
+// Runs `body`; for an expect_error case, passes only on a blockq::Error with that text.
+template <class F>
+CaseResult guarded(const contract::TestCase& tc, F&& body) {
+  if (tc.expect_error.empty()) return body();
+  CaseResult r;
+  r.name = tc.name;
+  try {
+    body();
+    r.detail = fmt::format("no error; expected one containing \"{}\"", tc.expect_error);
+  } catch (const Error& e) {
+    r.pass = std::string(e.what()).find(tc.expect_error) != std::string::npos;
+    r.detail = fmt::format("error: {}", e.what());
+  }
+  return r;
+}
 
 // Median µs per call of `body` (timestamp queries when the device has them).
 BenchRow time_body(gpu::Context& ctx, int samples, const std::function<void(gpu::Recorder&)>& body);

@@ -15,6 +15,8 @@
 namespace blockq::gather {
 namespace {
 
+using kernels::guarded;
+
 using contract::HostTensor;
 using contract::TensorInit;
 using kernels::BenchRow;
@@ -110,22 +112,6 @@ CaseResult finish(CaseResult r, const std::vector<float>& gpu, const std::vector
   if (std::any_of(gpu.begin(), gpu.end(), [](float x) { return std::isnan(x); })) {
     r.pass = false;
     r.detail += " NaN (poison) in the output";
-  }
-  return r;
-}
-
-// Runs `body`; for an expect_error case, passes only on a blockq::Error with that text.
-template <class F>
-CaseResult guarded(const contract::TestCase& tc, F&& body) {
-  if (tc.expect_error.empty()) return body();
-  CaseResult r;
-  r.name = tc.name;
-  try {
-    body();
-    r.detail = fmt::format("no error; expected one containing \"{}\"", tc.expect_error);
-  } catch (const Error& e) {
-    r.pass = std::string(e.what()).find(tc.expect_error) != std::string::npos;
-    r.detail = fmt::format("error: {}", e.what());
   }
   return r;
 }

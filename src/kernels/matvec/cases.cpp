@@ -18,6 +18,8 @@
 namespace blockq::matvec {
 namespace {
 
+using kernels::guarded;
+
 using contract::HostTensor;
 using contract::TensorInit;
 using kernels::BenchRow;
@@ -276,22 +278,6 @@ Uploaded upload_case(const gpu::Context& ctx, const Mv& c) {
 Args args_of(const Mv& c, const Uploaded& u) {
   return {&u.a, c.b ? &u.b : nullptr, &u.x, &u.y, u.norm_w ? &u.norm_w : nullptr, u.bias ? &u.bias : nullptr,
           u.pos ? &u.pos : nullptr};
-}
-
-// Runs `body`; for an expect_error case, passes only on a blockq::Error with that text.
-template <class F>
-CaseResult guarded(const contract::TestCase& tc, F&& body) {
-  if (tc.expect_error.empty()) return body();
-  CaseResult r;
-  r.name = tc.name;
-  try {
-    body();
-    r.detail = fmt::format("no error; expected one containing \"{}\"", tc.expect_error);
-  } catch (const Error& e) {
-    r.pass = std::string(e.what()).find(tc.expect_error) != std::string::npos;
-    r.detail = fmt::format("error: {}", e.what());
-  }
-  return r;
 }
 
 CaseResult run(gpu::Context& ctx, const contract::TestCase& tc, const Mv& c) {
