@@ -3,6 +3,8 @@
 // autotuner's (cached) tiling, as TFLOP/s (2 m n k flops) and as a share of
 // the device's f32 FMA rate measured in the same run. Options and rows are
 // JSON objects (tools/cmd_bench_gemm.cpp builds the options, prints the rows).
+// With "sweep" it times every candidate tiling of the tuner instead (no
+// tuning, no cache), one row per case with a "candidates" list.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -56,11 +58,39 @@ nlohmann::json check_matmul(const gpu::Context& ctx, const WeightKind& kind, uin
           {"auto_choice", m > xo ? "gemm" : "matvec"}, {"max_rel_diff", diff / scale}};
 }
 
+// Times the default tiling and every candidate of m's class on one case:
+// [{"tiling", "label", "default", "us", "tflops", "of_fma"} or {.., "error"}],
+// the default first.
+template <typename Time>
+nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m, double flops,
+                     double peak, Time& time, bool progress) {
+  const auto lim = gemm::limits_of(ctx);
+  const auto def = *gemm::fit(lim, gemm::default_tiling(gemm::m_class(m)), {});
+  std::vector<gemm::Tiling> all{def};
+  for (const auto& t : gemm::candidates(lim, kind, {}, gemm::m_class(m)))
+    if (!(t == def)) all.push_back(t);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : all) {
+    nlohmann::json c{{"tiling", gemm::label(t)}, {"default", t == def}};
+    try {
+      const double ns = time(gemm::plan(ctx, kind, n, k, m, {}, t));
+      c["us"] = ns / 1e3;
+      c["tflops"] = flops / ns / 1e3;
+      c["of_fma"] = flops / ns / 1e3 / peak;
+    } catch (const Error& e) {
+      c["error"] = e.what();
+    }
+    if (progress) fmt::print(stderr, "    {}\n", c.dump());
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 // opts: {"formats": [..], "shapes": [[n, k], ..], "ms": [..], "samples": int,
 // "retune": bool, "fma_groups": int, "fma_iters": int, "crossover": bool,
-// "crossover_shape": [n, k], "progress": bool}.
+// "crossover_shape": [n, k], "progress": bool, "sweep": bool}.
 // Returns {"device", "fma_tflops", "timestamps", "rows": [..], "crossover": {..},
 // "matmul_check": {..}} (the last two with "crossover").
 nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
@@ -104,6 +134,12 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
           };
           const double flops = 2.0 * m * n * k;
           const KernelSpec def = gemm::plan(ctx, kind, n, k, m);
+          if (opts.value("sweep", false)) {
+            row["candidates"] = sweep(ctx, kind, n, k, m, flops, peak.tflops, time, progress);
+            if (progress) fmt::print(stderr, "  {} {}x{} m={}: {} candidates\n", kind.name(), n, k, m, row["candidates"].size());
+            out["rows"].push_back(row);
+            continue;
+          }
           gemm::TuneOptions to;
           to.m = m;
           to.force = opts.value("retune", false);
@@ -117,6 +153,7 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
           const double nt = tuned == def ? nd : time(tuned);
           row["default_spec"] = def.key();
           row["tuned_spec"] = tuned.key();
+          row["tuned_tiling"] = gemm::label(tr.tiling);
           row["tuned_from_cache"] = tr.from_cache;
           row["default_us"] = nd / 1e3;
           row["tuned_us"] = nt / 1e3;

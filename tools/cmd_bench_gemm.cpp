@@ -2,8 +2,8 @@
 // (bench/gemm_bench.cpp), registered under the `bench` group (tools/commands.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "gpu/context.hpp"
 #include "tools/context.hpp"
@@ -23,6 +23,38 @@ nlohmann::json shape(const std::string& s) {
   return {std::stoul(s.substr(0, x)), std::stoul(s.substr(x + 1))};
 }
 
+// One line per candidate of each case (fastest marked *, the default marked
+// d), after the f32 FMA rate of the same run as the ceiling.
+void print_sweep(const nlohmann::json& res) {
+  const double peak = res["fma_tflops"].get<double>();
+  fmt::print("{:<6} {:>13} {:>5} | {:<30} | {:>10} {:>8} {:>7}\n", "format", "n x k", "m", "tiling", "us", "TFLOP/s",
+             "of FMA");
+  fmt::print("{:<6} {:>13} {:>5} | {:<30} | {:>10} {:>8.3f} {:>6.1f}%\n", "-", "-", "-", "f32 FMA ceiling", "-", peak,
+             100.0);
+  for (const auto& r : res["rows"]) {
+    const std::string head = fmt::format("{:<6} {:>6}x{:<6} {:>5}", r["format"].get<std::string>(),
+                                         r["n"].get<uint32_t>(), r["k"].get<uint32_t>(), r["m"].get<uint32_t>());
+    if (r.contains("error") || !r.contains("candidates")) {
+      fmt::print("{}  error: {}\n", head, r.value("error", std::string("no candidates")));
+      continue;
+    }
+    double best = 0;
+    for (const auto& c : r["candidates"])
+      if (c.contains("tflops")) best = std::max(best, c["tflops"].get<double>());
+    for (const auto& c : r["candidates"]) {
+      const std::string mark = std::string(c.contains("tflops") && c["tflops"].get<double>() == best ? "*" : " ") +
+                               (c["default"].get<bool>() ? "d" : " ");
+      const std::string name = mark + " " + c["tiling"].get<std::string>();
+      if (c.contains("error")) {
+        fmt::print("{} | {:<30} | error: {}\n", head, name, c["error"].get<std::string>());
+        continue;
+      }
+      fmt::print("{} | {:<30} | {:>10.1f} {:>8.3f} {:>6.1f}%\n", head, name, c["us"].get<double>(),
+                 c["tflops"].get<double>(), 100 * c["of_fma"].get<double>());
+    }
+  }
+}
+
 }  // namespace
 
 void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
@@ -33,7 +65,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     std::string ms = "64,512,2048";
     std::string crossover_shape = "4096x4096";
     int samples = 10;
-    bool json = false, quick = false, retune = false, crossover = false;
+    bool json = false, quick = false, retune = false, crossover = false, sweep = false;
   };
   static Opts o;
   cmd->add_option("--formats", o.formats, "Comma-separated formats (q8_0,q4_0,q4_1,q4_K,q6_K,f16)");
@@ -43,6 +75,8 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
   cmd->add_flag("--retune", o.retune, "Ignore the tuning cache and re-time the candidates");
   cmd->add_flag("--crossover", o.crossover, "Also measure the matvec/gemm crossover per format");
   cmd->add_option("--crossover-shape", o.crossover_shape, "NxK the crossover is measured on");
+  cmd->add_flag("--sweep", o.sweep,
+                "Time every candidate tiling of the tuner per case (no tuning) and print them with the FMA rate");
   cmd->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
   cmd->add_flag("--json", o.json, "Print JSON");
   cmd->callback([&g] {
@@ -64,6 +98,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     opts["fma_groups"] = o.quick ? 32 : 8192;
     opts["fma_iters"] = o.quick ? 64 : 1024;
     opts["progress"] = !o.json;
+    opts["sweep"] = o.sweep;
     auto res = bench::bench_gemm(ctx, opts);
     if (o.json) {
       fmt::print("{}\n", res.dump(1));
@@ -71,6 +106,10 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     }
     fmt::print("\ndevice {} | f32 FMA {:.3f} TFLOP/s ({})\n", res["device"].get<std::string>(),
                res["fma_tflops"].get<double>(), res["timestamps"].get<bool>() ? "timestamp queries" : "wall clock");
+    if (o.sweep) {
+      print_sweep(res);
+      return;
+    }
     fmt::print("{:<6} {:>13} {:>5} | {:>10} {:>8} {:>6} | {:>10} {:>8} {:>6} {:>6} | {}\n", "format", "n x k", "m",
                "default us", "TFLOP/s", "of FMA", "tuned us", "TFLOP/s", "of FMA", "gain", "tuned tiling");
     for (const auto& r : res["rows"]) {
@@ -79,11 +118,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
                    r["k"].get<uint32_t>(), r["m"].get<uint32_t>(), r["error"].get<std::string>());
         continue;
       }
-      std::string spec = r["tuned_spec"].get<std::string>();
-      std::smatch mt, mk;
-      if (std::regex_search(spec, mt, std::regex(R"(\.t(\d+x\d+)\.r(\d+x\d+))")) &&
-          std::regex_search(spec, mk, std::regex(R"(\.tile(\d+))")))
-        spec = fmt::format("{} r{} tk{}", mt[1].str(), mt[2].str(), mk[1].str());
+      const std::string spec = r["tuned_tiling"].get<std::string>();
       fmt::print("{:<6} {:>6}x{:<6} {:>5} | {:>10.1f} {:>8.4f} {:>5.1f}% | {:>10.1f} {:>8.4f} {:>5.1f}% {:>5.2f}x | {}{}\n",
                  r["format"].get<std::string>(), r["n"].get<uint32_t>(), r["k"].get<uint32_t>(), r["m"].get<uint32_t>(),
                  r["default_us"].get<double>(), r["default_tflops"].get<double>(), 100 * r["default_of_fma"].get<double>(),

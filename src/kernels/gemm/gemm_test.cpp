@@ -123,21 +123,50 @@ INSTANTIATE_TEST_SUITE_P(AllFormatsAllHooks, GemmParity,
                          ::testing::Combine(::testing::Range(0, 6), ::testing::Values("store", "acc", "silu")),
                          param_name);
 
+// The pipelined kernel on every format: a tiling whose x staging leaves a
+// partial slot (32 x 8 / 4 = 64 x vec4s for 128 invocations), several k steps,
+// interior and edge workgroups (m up to 100 in tiles of 32, n 37 or 70 in
+// tiles of 64); the k loop written out for the acc and SiLU-gate hooks.
+class GemmPipelined : public ::testing::TestWithParam<int> {};
+
+TEST_P(GemmPipelined, MatchesTwinAndFloat64) {
+  const Format f = kFormats[GetParam()];
+  const Tiling pipe{32, 64, 4, 4, 8, kPipelined}, unrolled{32, 64, 4, 4, 8, kPipelinedUnrolled};
+  uint32_t seed = 300;
+  std::vector<Case> cases;
+  for (uint32_t m : {1u, 7u, 64u, 100u})
+    for (uint32_t n : {37u, 70u}) cases.push_back({f, {}, n, small_k(f), m, pipe});
+  for (const char* h : {"acc", "silu"})
+    for (uint32_t m : {7u, 100u}) cases.push_back({f, hook(h), 70, small_k(f), m, unrolled});
+  for (const auto& c : cases) {
+    auto e = run_case(c, seed++);
+    EXPECT_EQ(plan(test_context(), kind_of(f), c.n, c.k, c.m, c.hooks, c.tiling).variant, c.tiling->algo);
+    EXPECT_LT(e.vs_twin, 1e-4) << traits(f).name << " m=" << c.m << " n=" << c.n;
+    EXPECT_LT(e.vs_ref, 5e-4) << traits(f).name << " m=" << c.m << " n=" << c.n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, GemmPipelined, ::testing::Range(0, 6),
+                         [](const ::testing::TestParamInfo<int>& i) { return std::string(traits(kFormats[i.param]).name); });
+
 TEST(Gemm, EveryCandidateTilingAgrees) {
   // Several k tiles, interior and edge workgroups, each tiling the tuner may pick.
   auto& ctx = test_context();
-  // Every distinct candidate on Q4_K; Q8_0 (2-byte aligned blocks) on two.
+  // Every distinct candidate on Q4_K; Q8_0 (2-byte aligned blocks) on the
+  // first two and the first of each pipelined kind.
   auto all = candidates(limits_of(ctx), kind_of(Format::Q4_K), {}, 3);
   for (uint32_t mc : {0u, 1u, 2u})
     for (const auto& t : candidates(limits_of(ctx), kind_of(Format::Q4_K), {}, mc))
       if (std::find(all.begin(), all.end(), t) == all.end()) all.push_back(t);
+  bool seen[3] = {false, false, false};
   for (size_t i = 0; i < all.size(); ++i) {
     const auto& t = all[i];
     auto e = run_case({Format::Q4_K, {}, 150, 512, 77, t}, 500 + i);
-    EXPECT_LT(e.vs_twin, 1e-4) << "q4_K " << t.tile_m << "x" << t.tile_n << " r" << t.reg_m << "x" << t.reg_n;
-    if (i < 2) {
+    EXPECT_LT(e.vs_twin, 1e-4) << "q4_K " << label(t);
+    if (i < 2 || (t.algo != kClassic && !seen[t.algo])) {
+      seen[t.algo] = true;
       e = run_case({Format::Q8_0, {}, 150, 64, 77, t}, 600 + i);
-      EXPECT_LT(e.vs_twin, 1e-4) << "q8_0 " << t.tile_m << "x" << t.tile_n;
+      EXPECT_LT(e.vs_twin, 1e-4) << "q8_0 " << label(t);
     }
   }
 }
@@ -161,6 +190,7 @@ TEST(Gemm, PlanFollowsTheLimits) {
       EXPECT_EQ(s.tile_n % s.reg_n, 0u);
       for (const auto& t : candidates(low, kind_of(Format::Q4_K), hook(h), m_class(m))) {
         EXPECT_LE(shared_bytes(t, hook(h)), 16384u);
+        if (t.algo != kClassic) EXPECT_TRUE(t.reg_m % 4 == 0 && t.reg_n % 4 == 0) << label(t);
         EXPECT_LE((t.tile_m / t.reg_m) * (t.tile_n / t.reg_n), 256u);
       }
     }

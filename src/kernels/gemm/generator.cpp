@@ -5,15 +5,18 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kernels/gemm/parts.hpp"
 #include "util/embedded_wgsl.hpp"
 #include "util/error.hpp"
 #include "util/template.hpp"
 
 namespace blockq::gemm {
 
-namespace {
+namespace detail {
 
 uint32_t weights(const Hooks& h) { return h.epilogue == Epilogue::SiluGate ? 2 : 1; }
+
+namespace {
 
 std::string fmt_file(Format f) {
   switch (f) {
@@ -27,24 +30,50 @@ std::string fmt_file(Format f) {
   }
 }
 
-// Byte access to the raw blocks of weight w (any alignment; the upload pads
-// each chunk by 4 bytes so word{{W}} may read one word past the last block).
+// Raw loads of weight w (the upload pads each chunk by 4 bytes, so ld2 may
+// read one word past the last block).
 std::string accessors(const std::string& w) {
   return fmt::format(
-      "fn word{0}(off: u32) -> u32 {{  // 4 bytes at byte offset off\n"
+      "fn ld2{0}(off: u32) -> vec2<u32> {{  // the two words holding 4 bytes at byte offset off\n"
       "  let i = off >> 2u;\n"
-      "  let sh = (off & 3u) * 8u;\n"
-      "  if (sh == 0u) {{ return w{0}[i]; }}\n"
-      "  return (w{0}[i] >> sh) | (w{0}[i + 1u] << (32u - sh));\n"
-      "}}\n"
-      "fn byte{0}(off: u32) -> u32 {{ return (w{0}[off >> 2u] >> ((off & 3u) * 8u)) & 255u; }}\n"
-      "fn half{0}(off: u32) -> f32 {{  // f16 at an even byte offset\n"
-      "  return unpack2x16float(w{0}[off >> 2u] >> ((off & 2u) * 8u)).x;\n"
+      "  return vec2<u32>(w{0}[i], w{0}[i + 1u]);\n"
       "}}\n",
       w);
 }
 
+}  // namespace
+
 std::string acc(const std::string& w, uint32_t i, uint32_t j) { return fmt::format("acc{}_{}_{}", w, i, j); }
+
+std::string epilogue(const KernelSpec& s, const std::string& idx, uint32_t i, uint32_t j) {
+  const std::string v = acc("A", i, j);
+  switch (s.hooks.epilogue) {
+    case Epilogue::Acc: return fmt::format("y[{0}] = y[{0}] + {1};", idx, v);
+    case Epilogue::SiluGate: return fmt::format("y[{0}] = ({1} / (1.0 + exp(-{1}))) * {2};", idx, v, acc("B", i, j));
+    default: return fmt::format("y[{}] = {};", idx, v);
+  }
+}
+
+std::string bindings(const KernelSpec& s) {
+  std::string b = "@group(0) @binding(2) var<storage, read> wA: array<u32>;  // raw blocks of the chunk's rows\n";
+  if (weights(s.hooks) == 2) b += "@group(0) @binding(3) var<storage, read> wB: array<u32>;  // up weight, same layout\n";
+  b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]", 2 + weights(s.hooks));
+  return b;
+}
+
+std::string format_code(const KernelSpec& s) {
+  const std::string file = "kernels/gemm/fmt/" + fmt_file(s.weight.format);
+  std::string c = accessors("A") + Template(wgsl_file(file), file).set("W", "A").render();
+  if (weights(s.hooks) == 2) c += "\n" + accessors("B") + Template(wgsl_file(file), file).set("W", "B").render();
+  return c;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::acc;
+using detail::weights;
 
 // Staging of one k step: x [TM, TK] and each weight's [TN, TK] decoded tile.
 std::string stage(const KernelSpec& s, bool checked) {
@@ -109,16 +138,8 @@ std::string store(const KernelSpec& s, bool checked) {
   for (uint32_t i = 0; i < s.reg_m; ++i)
     for (uint32_t j = 0; j < s.reg_n; ++j) {
       const std::string t = fmt::format("(m0 + ty * RM + {}u)", i), r = fmt::format("(n0 + tx * RN + {}u)", j);
-      std::string body;
       const std::string idx = fmt::format("{} * params.n + params.row0 + {}", t, r);
-      const std::string v = acc("A", i, j);
-      switch (s.hooks.epilogue) {
-        case Epilogue::Acc: body = fmt::format("y[{0}] = y[{0}] + {1};", idx, v); break;
-        case Epilogue::SiluGate:
-          body = fmt::format("y[{0}] = ({1} / (1.0 + exp(-{1}))) * {2};", idx, v, acc("B", i, j));
-          break;
-        default: body = fmt::format("y[{}] = {};", idx, v);
-      }
+      const std::string body = detail::epilogue(s, idx, i, j);
       if (checked)
         o += fmt::format("    if ({} < params.m && {} < params.rows) {{ {} }}\n", t, r, body);
       else
@@ -128,11 +149,13 @@ std::string store(const KernelSpec& s, bool checked) {
   return o;
 }
 
-Tiling from_spec(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile}; }
+Tiling from_spec(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant}; }
+
+bool pipelined(const Tiling& t) { return t.algo == kPipelined || t.algo == kPipelinedUnrolled; }
 
 }  // namespace
 
-bool supported(Format f) { return !fmt_file(f).empty(); }
+bool supported(Format f) { return !detail::fmt_file(f).empty(); }
 
 Limits limits_of(const gpu::Context& ctx) {
   Limits l;
@@ -155,13 +178,20 @@ Tiling default_tiling(uint32_t mclass) {
 }
 
 uint32_t shared_bytes(const Tiling& t, const Hooks& h) {
-  return t.tile_k * (t.tile_m + 4) * 4 + weights(h) * t.tile_k * (t.tile_n + 4) * 4;
+  const uint32_t one = t.tile_k * (t.tile_m + 4) * 4 + weights(h) * t.tile_k * (t.tile_n + 4) * 4;
+  return pipelined(t) ? 2 * one : one;  // the pipelined kernel double-buffers
+}
+
+std::string label(const Tiling& t) {
+  return fmt::format("{}x{} r{}x{} tk{}{}", t.tile_m, t.tile_n, t.reg_m, t.reg_n, t.tile_k,
+                     t.algo == kPipelined ? " pipe" : t.algo == kPipelinedUnrolled ? " pipe-unroll" : "");
 }
 
 std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
   if (!t.tile_m || !t.tile_n || !t.reg_m || !t.reg_n || !t.tile_k) return std::nullopt;
   if (t.tile_m % t.reg_m || t.tile_n % t.reg_n || t.tile_m % 4 || t.tile_n % 4 || t.tile_k % 4 || 32 % t.tile_k)
     return std::nullopt;
+  if (t.algo > kPipelinedUnrolled || (pipelined(t) && (t.reg_m % 4 || t.reg_n % 4))) return std::nullopt;
   auto inv = [&] { return (t.tile_m / t.reg_m) * (t.tile_n / t.reg_n); };
   while (inv() > lim.invocations) {
     if (t.reg_m < 8 && t.reg_m * 2 <= t.tile_m) t.reg_m *= 2;
@@ -172,8 +202,8 @@ std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
   }
   while (shared_bytes(t, h) > lim.shared) {
     if (t.tile_k > 8) t.tile_k /= 2;
-    else if (t.tile_n > 16 && t.tile_n / 2 >= t.reg_n && (t.tile_n / 2) % 4 == 0) t.tile_n /= 2;
-    else if (t.tile_m > 8 && t.tile_m / 2 >= t.reg_m && (t.tile_m / 2) % 4 == 0) t.tile_m /= 2;
+    else if (t.tile_n > 16 && (t.tile_n / 2) % t.reg_n == 0 && (t.tile_n / 2) % 4 == 0) t.tile_n /= 2;
+    else if (t.tile_m > 8 && (t.tile_m / 2) % t.reg_m == 0 && (t.tile_m / 2) % 4 == 0) t.tile_m /= 2;
     else return std::nullopt;
   }
   if (t.tile_m % 4 || t.tile_n % 4) return std::nullopt;  // xs and ws rows are vec4s
@@ -181,9 +211,17 @@ std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
 }
 
 std::vector<Tiling> candidates(const Limits& lim, const WeightKind&, const Hooks& h, uint32_t mclass) {
+  const uint32_t P = kPipelined, U = kPipelinedUnrolled;
   std::vector<Tiling> base = {default_tiling(mclass), {32, 64, 2, 4, 32}, {64, 64, 4, 4, 32},
                               {128, 64, 8, 4, 32},   {64, 128, 4, 8, 32}, {128, 128, 8, 8, 16},
-                              {32, 32, 2, 2, 32},    {64, 64, 4, 4, 16},  {16, 128, 1, 8, 32}};
+                              {32, 32, 2, 2, 32},    {64, 64, 4, 4, 16},  {16, 128, 1, 8, 32},
+                              // pipelined: 256 invocations of 8x8, 8x4, 4x8 blocks; 128 of 8x8; 512 of 8x8
+                              {128, 128, 8, 8, 16, P}, {128, 128, 8, 8, 8, P}, {128, 64, 8, 4, 16, P},
+                              {64, 128, 4, 8, 16, P},  {128, 64, 8, 8, 16, P}, {64, 128, 8, 8, 16, P},
+                              {64, 64, 4, 4, 16, P},   {32, 64, 4, 4, 32, P},  {128, 256, 8, 8, 8, P},
+                              {256, 128, 8, 8, 8, P},
+                              // the same with the k loop written out
+                              {128, 128, 8, 8, 16, U}, {128, 64, 8, 4, 16, U}, {64, 128, 8, 8, 16, U}};
   std::vector<Tiling> out;
   for (const auto& b : base) {
     auto f = fit(lim, b, h);
@@ -229,6 +267,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   s.reg_m = t->reg_m;
   s.reg_n = t->reg_n;
   s.tile = t->tile_k;
+  s.variant = t->algo;
   s.wg = threads(s);
   s.tpr = 1;
   s.tokens = 1;
@@ -241,22 +280,14 @@ uint32_t threads(const KernelSpec& s) { return (s.tile_m / s.reg_m) * (s.tile_n 
 uint32_t shared_bytes(const KernelSpec& s) { return shared_bytes(from_spec(s), s.hooks); }
 
 std::string wgsl(const KernelSpec& s) {
+  if (pipelined(from_spec(s))) return detail::wgsl_pipelined(s);
   Template t(wgsl_file("kernels/gemm/gemm.wgsl"), s.key());
   const uint32_t nw = weights(s.hooks);
   t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
   t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);
-  std::string b = "@group(0) @binding(2) var<storage, read> wA: array<u32>;  // raw blocks of the chunk's rows\n";
   std::string ws = "var<workgroup> wsA: array<vec4<f32>, TK * WP4>;  // [TK][TN / 4] dequantized W, k-major\n";
-  std::string fmtc = accessors("A");
-  const std::string file = "kernels/gemm/fmt/" + fmt_file(s.weight.format);
-  fmtc += Template(wgsl_file(file), file).set("W", "A").render();
-  if (nw == 2) {
-    b += "@group(0) @binding(3) var<storage, read> wB: array<u32>;  // up weight, same layout\n";
-    ws += "var<workgroup> wsB: array<vec4<f32>, TK * WP4>;\n";
-    fmtc += "\n" + accessors("B") + Template(wgsl_file(file), file).set("W", "B").render();
-  }
-  b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]", 2 + nw);
-  t.set("BINDINGS", b).set("WS_DECL", ws).set("FORMAT", fmtc);
+  if (nw == 2) ws += "var<workgroup> wsB: array<vec4<f32>, TK * WP4>;\n";
+  t.set("BINDINGS", detail::bindings(s)).set("WS_DECL", ws).set("FORMAT", detail::format_code(s));
   std::string accs;
   for (uint32_t w = 0; w < nw; ++w)
     for (uint32_t i = 0; i < s.reg_m; ++i)

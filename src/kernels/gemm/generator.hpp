@@ -16,11 +16,25 @@ namespace blockq::gemm {
 // Formats the gemm reads (raw ggml blocks).
 bool supported(Format f);
 
+// The kernel structure a tiling runs (KernelSpec::variant):
+//  kClassic: stage, barrier, compute, barrier; contiguous register blocks.
+//  kPipelined: the next step's x and raw W words are loaded into registers
+//    before the current step is computed from the other half of a double
+//    buffer (one barrier per step); register blocks are RM/4 x RN/4 vec4s
+//    strided by TM/RM and TN/RN vec4s (conflict-free vec4 reads); loads
+//    clamp ragged rows and tokens, only edge stores check bounds. Needs
+//    RM, RN multiples of 4.
+//  kPipelinedUnrolled: kPipelined with the TK loop written out.
+enum Algo : uint32_t { kClassic = 0, kPipelined = 1, kPipelinedUnrolled = 2 };
+
 // A tile shape a caller (test, bench, autotuner) may force.
 struct Tiling {
   uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0, tile_k = 0;
+  uint32_t algo = kClassic;
   bool operator==(const Tiling&) const = default;
 };
+// "128x128 r8x8 tk16 pipe" (the bench's and tuner's label).
+std::string label(const Tiling& t);
 
 // The device facts plan() uses.
 struct Limits {

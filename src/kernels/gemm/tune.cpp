@@ -39,12 +39,13 @@ const char* epilogue_name(const Hooks& h) {
 }
 
 nlohmann::json to_json(const Tiling& t) {
-  return {{"tile_m", t.tile_m}, {"tile_n", t.tile_n}, {"reg_m", t.reg_m}, {"reg_n", t.reg_n}, {"tile_k", t.tile_k}};
+  return {{"tile_m", t.tile_m}, {"tile_n", t.tile_n}, {"reg_m", t.reg_m},
+          {"reg_n", t.reg_n},   {"tile_k", t.tile_k}, {"algo", t.algo}};
 }
 
 Tiling from_json(const nlohmann::json& j) {
   return {j.at("tile_m").get<uint32_t>(), j.at("tile_n").get<uint32_t>(), j.at("reg_m").get<uint32_t>(),
-          j.at("reg_n").get<uint32_t>(), j.at("tile_k").get<uint32_t>()};
+          j.at("reg_n").get<uint32_t>(), j.at("tile_k").get<uint32_t>(), j.value("algo", 0u)};
 }
 
 }  // namespace
@@ -148,8 +149,8 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
       continue;
     }
     if (opt.verbose)
-      std::fprintf(stderr, "  tune %s: %ux%u r%ux%u tk%u  %.1f us (default %.1f us)\n", res.key.c_str(), t.tile_m,
-                   t.tile_n, t.reg_m, t.reg_n, t.tile_k, ns / 1e3, res.ns_default / 1e3);
+      std::fprintf(stderr, "  tune %s: %s  %.1f us (default %.1f us)\n", res.key.c_str(), label(t).c_str(),
+                   ns / 1e3, res.ns_default / 1e3);
     if (ns < best) {
       best = ns;
       best_t = t;

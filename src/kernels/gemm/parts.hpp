@@ -1,0 +1,23 @@
+// Pieces of WGSL text shared by the gemm's two kernel templates (gemm.wgsl,
+// gemm_pipe.wgsl): bindings, byte accessors and format decoders, epilogue
+// stores. Internal to the gemm family (generator.cpp, pipelined.cpp).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kernels/common/spec.hpp"
+
+namespace blockq::gemm::detail {
+
+uint32_t weights(const Hooks& h);  // 2 for SiLU-gate (gate and up), else 1
+std::string acc(const std::string& w, uint32_t i, uint32_t j);  // "accA_i_j"
+// The storage bindings after x: wA (wB), y.
+std::string bindings(const KernelSpec& s);
+// ld2/fsh/f16at accessors and the format's ld/dc/dq4 for A (and B).
+std::string format_code(const KernelSpec& s);
+// The epilogue statement for output index expression idx and accumulator (i, j).
+std::string epilogue(const KernelSpec& s, const std::string& idx, uint32_t i, uint32_t j);
+// gemm_pipe.wgsl rendered for s (s.variant kPipelined or kPipelinedUnrolled).
+std::string wgsl_pipelined(const KernelSpec& s);
+
+}  // namespace blockq::gemm::detail

@@ -1,0 +1,146 @@
+// WGSL generation for the gemm's pipelined kernel (gemm_pipe.wgsl; Algo
+// kPipelined and kPipelinedUnrolled in generator.hpp): staging slots held in
+// registers across the compute of a step, strided RM x RN register blocks.
+#include <fmt/format.h>
+
+#include "kernels/gemm/generator.hpp"
+#include "kernels/gemm/parts.hpp"
+#include "util/embedded_wgsl.hpp"
+#include "util/template.hpp"
+
+namespace blockq::gemm::detail {
+
+namespace {
+
+const char* kComp = "xyzw";
+
+std::vector<std::string> weight_names(const KernelSpec& s) {
+  return weights(s.hooks) == 2 ? std::vector<std::string>{"A", "B"} : std::vector<std::string>{"A"};
+}
+
+// Per-invocation slot constants: x slots (xg: x4 index at k = 0, xd: xs
+// vec4 index of k row 4c, xq: component) and W slots (wr: row byte offset,
+// we: element offset in the step, wd, wq as for x). A last slot that only
+// some invocations fill is clamped for its loads and guarded for its stores.
+std::string slots(const KernelSpec& s, uint32_t nx, uint32_t nw) {
+  std::string o;
+  for (uint32_t i = 0; i < nx; ++i) {
+    o += fmt::format("  let xi{0} = min(li + {0}u * WG, TM * TK4 - 1u);\n", i);
+    o += fmt::format("  let xg{0} = min(m0 + xi{0} % TM, mlast) * K4 + xi{0} / TM;\n", i);
+    o += fmt::format("  let xd{0} = 4u * (xi{0} / TM) * XP4 + (xi{0} % TM) / 4u;\n", i);
+    o += fmt::format("  let xq{0} = xi{0} % 4u;\n", i);
+  }
+  for (uint32_t i = 0; i < nw; ++i) {
+    o += fmt::format("  let wi{0} = min(li + {0}u * WG, TN * TK4 - 1u);\n", i);
+    o += fmt::format("  let wr{0} = min(n0 + wi{0} % TN, rlast) * RB;\n", i);
+    o += fmt::format("  let we{0} = 4u * (wi{0} / TN);\n", i);
+    o += fmt::format("  let wd{0} = we{0} * WP4 + (wi{0} % TN) / 4u;\n", i);
+    o += fmt::format("  let wq{0} = wi{0} % 4u;\n", i);
+  }
+  (void)s;
+  return o;
+}
+
+std::string load(const KernelSpec& s, uint32_t nx, uint32_t nw) {
+  std::string o;
+  for (uint32_t i = 0; i < nx; ++i) o += fmt::format("    let px{0} = x4[xg{0} + k1 / 4u];\n", i);
+  for (const auto& w : weight_names(s))
+    for (uint32_t i = 0; i < nw; ++i) o += fmt::format("    let pw{0}{1} = ld{0}(wr{1}, k1 + we{1});\n", w, i);
+  o.pop_back();
+  return o;
+}
+
+// Stores the loaded slots into buffer nb (x as is, W decoded).
+std::string put(const KernelSpec& s, uint32_t nx, uint32_t nw) {
+  std::string o;
+  const uint32_t xtot = s.tile_m * (s.tile / 4), wtot = s.tile_n * (s.tile / 4), wg = s.wg;
+  auto guard = [&](uint32_t i, uint32_t tot, const std::string& body) {
+    if ((i + 1) * wg <= tot) return body;
+    return fmt::format("    if (li + {}u * WG < {}u) {{\n{}    }}\n", i, tot, body);
+  };
+  for (uint32_t i = 0; i < nx; ++i) {
+    std::string b;
+    for (uint32_t q = 0; q < 4; ++q)
+      b += fmt::format("    xs[nb * XB + xd{0} + {1}u * XP4][xq{0}] = px{0}.{2};\n", i, q, kComp[q]);
+    o += guard(i, xtot, b);
+  }
+  for (const auto& w : weight_names(s))
+    for (uint32_t i = 0; i < nw; ++i) {
+      std::string b = fmt::format("    let v{0}{1} = dc{0}(wr{1}, k1 + we{1}, pw{0}{1});\n", w, i);
+      for (uint32_t q = 0; q < 4; ++q)
+        b += fmt::format("    ws{0}[nb * WB + wd{1} + {2}u * WP4][wq{1}] = v{0}{1}.{3};\n", w, i, q, kComp[q]);
+      o += guard(i, wtot, b);
+    }
+  o.pop_back();
+  return o;
+}
+
+// One k row kk of a step: RM / 4 vec4s of x, RN / 4 of each W, RM x RN multiply-adds.
+std::string inner_row(const KernelSpec& s, const std::string& kk, const std::string& ind) {
+  std::string o;
+  for (uint32_t g = 0; g < s.reg_m / 4; ++g)
+    o += fmt::format("{0}let a{1} = xs[xb + {2} * XP4 + {1}u * TMT + ty];\n", ind, g, kk);
+  for (const auto& w : weight_names(s)) {
+    for (uint32_t h = 0; h < s.reg_n / 4; ++h)
+      o += fmt::format("{0}let b{1}{2} = ws{1}[wb + {3} * WP4 + {2}u * TNT + tx];\n", ind, w, h, kk);
+    for (uint32_t i = 0; i < s.reg_m; ++i)
+      for (uint32_t j = 0; j < s.reg_n; ++j)
+        o += fmt::format("{0}{1} = {1} + a{2}.{3} * b{4}{5}.{6};\n", ind, acc(w, i, j), i / 4, kComp[i % 4], w, j / 4,
+                         kComp[j % 4]);
+  }
+  return o;
+}
+
+std::string inner(const KernelSpec& s) {
+  if (s.variant != kPipelinedUnrolled) {
+    std::string o = "    for (var kk = 0u; kk < TK; kk++) {\n" + inner_row(s, "kk", "      ") + "    }";
+    return o;
+  }
+  std::string o;
+  for (uint32_t kk = 0; kk < s.tile; ++kk)
+    o += "    {\n" + inner_row(s, fmt::format("{}u", kk), "      ") + "    }\n";
+  o.pop_back();
+  return o;
+}
+
+std::string store(const KernelSpec& s, bool checked) {
+  std::string o;
+  for (uint32_t g = 0; g < s.reg_m / 4; ++g) o += fmt::format("    let tt{0} = m0 + 4u * ({0}u * TMT + ty);\n", g);
+  for (uint32_t h = 0; h < s.reg_n / 4; ++h) o += fmt::format("    let rr{0} = n0 + 4u * ({0}u * TNT + tx);\n", h);
+  for (uint32_t i = 0; i < s.reg_m; ++i)
+    for (uint32_t j = 0; j < s.reg_n; ++j) {
+      const std::string t = fmt::format("(tt{} + {}u)", i / 4, i % 4), r = fmt::format("(rr{} + {}u)", j / 4, j % 4);
+      const std::string body = epilogue(s, fmt::format("{} * params.n + params.row0 + {}", t, r), i, j);
+      if (checked)
+        o += fmt::format("    if ({} < params.m && {} < params.rows) {{ {} }}\n", t, r, body);
+      else
+        o += "    " + body + "\n";
+    }
+  o.pop_back();
+  return o;
+}
+
+}  // namespace
+
+std::string wgsl_pipelined(const KernelSpec& s) {
+  Template t(wgsl_file("kernels/gemm/gemm_pipe.wgsl"), s.key());
+  const uint32_t tk4 = s.tile / 4;
+  const uint32_t nx = (s.tile_m * tk4 + s.wg - 1) / s.wg, nw = (s.tile_n * tk4 + s.wg - 1) / s.wg;
+  t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
+  t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);
+  std::string ws;
+  for (const auto& w : weight_names(s))
+    ws += fmt::format("var<workgroup> ws{}: array<vec4<f32>, 2u * WB>;  // 2 x [TK][TN / 4] decoded W, k-major\n", w);
+  t.set("BINDINGS", bindings(s)).set("WS_DECL", ws).set("FORMAT", format_code(s));
+  std::string accs;
+  for (const auto& w : weight_names(s))
+    for (uint32_t i = 0; i < s.reg_m; ++i)
+      for (uint32_t j = 0; j < s.reg_n; ++j) accs += "  var " + acc(w, i, j) + " = 0.0;\n";
+  accs.pop_back();
+  t.set("SLOTS", slots(s, nx, nw)).set("ACC_DECL", accs);
+  t.set("LOAD", load(s, nx, nw)).set("PUT", put(s, nx, nw)).set("INNER", inner(s));
+  t.set("STORE_FAST", store(s, false)).set("STORE_EDGE", store(s, true));
+  return t.render();
+}
+
+}  // namespace blockq::gemm::detail
