@@ -215,11 +215,11 @@ std::vector<Tiling> candidates(const Limits& lim, const WeightKind&, const Hooks
   std::vector<Tiling> base = {default_tiling(mclass), {32, 64, 2, 4, 32}, {64, 64, 4, 4, 32},
                               {128, 64, 8, 4, 32},   {64, 128, 4, 8, 32}, {128, 128, 8, 8, 16},
                               {32, 32, 2, 2, 32},    {64, 64, 4, 4, 16},  {16, 128, 1, 8, 32},
-                              // pipelined: 256 invocations of 8x8, 8x4, 4x8 blocks; 128 of 8x8; 512 of 8x8
+                              // pipelined: 256 invocations of 8x8, 8x4, 4x8 blocks; 128 and 64 of 8x8; 512 of 8x8
                               {128, 128, 8, 8, 16, P}, {128, 128, 8, 8, 8, P}, {128, 64, 8, 4, 16, P},
                               {64, 128, 4, 8, 16, P},  {128, 64, 8, 8, 16, P}, {64, 128, 8, 8, 16, P},
                               {64, 64, 4, 4, 16, P},   {32, 64, 4, 4, 32, P},  {128, 256, 8, 8, 8, P},
-                              {256, 128, 8, 8, 8, P},
+                              {256, 128, 8, 8, 8, P},  {64, 64, 8, 8, 16, P},
                               // the same with the k loop written out
                               {128, 128, 8, 8, 16, U}, {128, 64, 8, 4, 16, U}, {64, 128, 8, 8, 16, U}};
   std::vector<Tiling> out;
