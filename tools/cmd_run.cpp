@@ -34,6 +34,8 @@ struct RunArgs {
   bool ignore_eos = false;
   uint32_t n_ctx = 0;
   uint32_t batch = 0;
+  std::string kv_type = "f16";
+  int crossover = -1;
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -45,16 +47,20 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   const model::Tokenizer tok(model::from_gguf(file));
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
-  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true, .batch = a.batch});
+  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true, .batch = a.batch,
+                     .crossover = a.crossover >= 0 ? std::optional<uint32_t>(a.crossover) : std::nullopt,
+                     .kv_type = model::kv_type_from_name(a.kv_type)});
   const auto& c = m.config();
   const auto& mem = m.memory();
   std::fprintf(stderr,
                "%s: %s, n_embd %u, %u layers, %u/%u heads, vocab %u on %s; loaded in %.2f s, GPU memory "
-               "%.1f MiB (weights %.1f, token table %.1f, KV cache %.1f for %u positions, activations %.1f)\n",
+               "%.1f MiB (weights %.1f, gemm weights %.1f, token table %.1f, KV cache %.1f in %s for %u positions, "
+               "activations %.1f)\n",
                path.c_str(), c.arch_name.c_str(), c.n_embd, c.n_layer, c.n_head, c.n_head_kv, c.n_vocab,
                ctx.adapter().name().c_str(), secs(clock::now() - t_load), double(mem.total()) / (1 << 20),
-               double(mem.weights) / (1 << 20), double(mem.embed_table) / (1 << 20),
-               double(mem.kv_cache) / (1 << 20), m.n_ctx(), double(mem.activations) / (1 << 20));
+               double(mem.weights) / (1 << 20), double(mem.gemm_weights) / (1 << 20), double(mem.embed_table) / (1 << 20),
+               double(mem.kv_cache) / (1 << 20), model::kv_type_name(m.kv_type()), m.n_ctx(),
+               double(mem.activations) / (1 << 20));
 
   std::vector<model::TokenId> prompt;
   if (a.chat) {
@@ -125,7 +131,13 @@ void add_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--repeat-penalty", a.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
   cmd->add_option("--seed", a.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--ctx", a.n_ctx, "KV cache positions (0: min(context length, 4096))");
-  cmd->add_option("--batch", a.batch, "Prompt tokens per dispatch (1..8; 1: token by token; 0: auto)")->capture_default_str();
+  cmd->add_option("--batch", a.batch,
+                  "Prompt tokens per command buffer (1..512; 1: token by token; 0: auto, 128 on a GPU, 1 on a CPU adapter)")
+      ->capture_default_str();
+  cmd->add_option("--crossover", a.crossover,
+                  "Prompt matmuls use the gemm above this m, matvec at or below (-1: measured once per adapter, cached)")
+      ->capture_default_str();
+  cmd->add_option("--kv-type", a.kv_type, "KV cache element type: f16 (packed two per u32) or f32")->capture_default_str();
   cmd->add_flag("--chat", a.chat, "Wrap the prompt in the model's chat template as a user message");
   cmd->add_flag("--ignore-eos", a.ignore_eos, "Keep generating past end-of-generation tokens");
   cmd->callback([&g] { run(a, g); });

@@ -1,5 +1,5 @@
 // `blockq synth --arch llama|qwen2 --preset NAME --type q4_0 -o FILE [--seed N]
-// [--tokenizer bpe|spm]`: writes a GGUF model with random weights, real shapes
+// [--tokenizer bpe|spm] [--rope-freqs]`: writes a GGUF model with random weights, real shapes
 // and a working tokenizer (see src/model/synth.hpp).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -19,6 +19,7 @@ struct SynthArgs {
   uint64_t seed = 1;
   std::string tokenizer = "bpe";
   unsigned threads = 0;
+  bool rope_freqs = false;
 };
 
 void run_synth(const SynthArgs& a) {
@@ -36,6 +37,7 @@ void run_synth(const SynthArgs& a) {
   o.type = *f;
   o.seed = a.seed;
   o.threads = a.threads;
+  o.rope_freqs = a.rope_freqs;
   if (a.tokenizer == "spm")
     o.tokenizer = model::TokenizerStyle::Spm;
   else if (a.tokenizer != "bpe")
@@ -47,6 +49,7 @@ void run_synth(const SynthArgs& a) {
              a.out, c.arch_name, a.preset, r.n_params, double(r.file_bytes) / (1 << 20), c.n_embd,
              c.n_layer, c.n_head, c.n_head_kv, c.n_ff, c.n_vocab,
              c.tied_embeddings ? " (tied embeddings)" : "");
+  if (c.rope_freqs) fmt::print("rope_freqs.weight: Llama 3.1 rope scaling (factor 8, low 1, high 4, original context 8192)\n");
   if (!r.fallbacks.empty()) {
     std::vector<std::string> names;
     for (const auto& [n, fmt_used] : r.fallbacks)
@@ -74,6 +77,8 @@ void add_synth(CLI::App& app, GlobalOptions&) {
   cmd->add_option("--tokenizer", args.tokenizer, "bpe (the preset's) or spm (llama only)")
       ->capture_default_str();
   cmd->add_option("--threads", args.threads, "worker threads (0: all cores)");
+  cmd->add_flag("--rope-freqs", args.rope_freqs,
+                "add rope_freqs.weight with Llama 3.1's rope scaling factors (llama only)");
   cmd->callback([] { run_synth(args); });
 }
 

@@ -15,6 +15,14 @@ std::string shape_str(const std::vector<uint64_t>& s) { return fmt::format("[{}]
 
 }  // namespace
 
+const char* kv_type_name(KvType t) { return t == KvType::F16 ? "f16" : "f32"; }
+
+KvType kv_type_from_name(const std::string& name) {
+  if (name == "f16") return KvType::F16;
+  if (name == "f32") return KvType::F32;
+  fail("KV cache type '{}' is not supported (use f16 or f32)", name);
+}
+
 std::string layer_tensor_name(uint32_t layer, const char* name, const char* suffix) {
   return fmt::format("blk.{}.{}.{}", layer, name, suffix);
 }

@@ -16,6 +16,11 @@ enum class Arch { Llama, Qwen2 };
 // Neox rotates (i, i + n_rot/2) (qwen2), as llama.cpp's rope types.
 enum class RopeMode { Normal, Neox };
 enum class RopeScaling { None, Linear };
+// How the KV cache stores K and V: f32, or f16 (rounded to nearest even and
+// packed two per u32 on the GPU; llama.cpp's default).
+enum class KvType { F32, F16 };
+const char* kv_type_name(KvType t);                 // "f32" or "f16"
+KvType kv_type_from_name(const std::string& name);  // throws blockq::Error for another name
 
 struct ModelConfig {
   Arch arch = Arch::Llama;

@@ -146,6 +146,8 @@ struct Engine final : CpuModel::Impl {
   }
   void clear() override { n_past = 0; }
 
+  static T round_f16(T v) { return T(f16_to_f32(f32_to_f16(float(v)))); }
+
   // y[rows] = W x[cols]
   void matvec(const Weight& w, const T* xv, T* y) {
     const T* in = xv;
@@ -197,7 +199,7 @@ struct Engine final : CpuModel::Impl {
       for (uint32_t i = 0; i < half; ++i) {
         const T ff = rope_ff.empty() ? T(1) : T(rope_ff[i]);
         const T inv = std::pow(T(cfg.rope_freq_base), T(-2) * T(i) / T(cfg.n_rot));
-        const T t = T(cfg.rope_freq_scale) * (T(pos) * inv) / ff;
+        const T t = T(cfg.rope_freq_scale) * ((T(pos) * inv) / ff);
         cs[i] = std::cos(t), sn[i] = std::sin(t);
       }
     }
@@ -239,6 +241,13 @@ struct Engine final : CpuModel::Impl {
       T* vc = vcache.data() + size_t(l) * opt.n_ctx * kvd;
       std::copy(k.begin(), k.end(), kc + size_t(pos) * kvd);
       std::copy(v.begin(), v.end(), vc + size_t(pos) * kvd);
+      const bool f16 = opt.kv == KvType::F16, ggml16 = f16 && opt.mode == ForwardMode::Ggml;
+      if (f16) {
+        for (uint32_t i = 0; i < kvd; ++i) kc[size_t(pos) * kvd + i] = round_f16(kc[size_t(pos) * kvd + i]);
+        for (uint32_t i = 0; i < kvd; ++i) vc[size_t(pos) * kvd + i] = round_f16(vc[size_t(pos) * kvd + i]);
+      }
+      if (ggml16)
+        for (T& e : q) e = round_f16(e);
 
       for (uint32_t hh = 0; hh < c.n_head; ++hh) {
         const uint32_t kh = hh / c.n_gqa();
@@ -256,7 +265,7 @@ struct Engine final : CpuModel::Impl {
         T* out = att.data() + size_t(hh) * hd;
         std::fill(out, out + hd, T(0));
         for (uint32_t j = 0; j <= pos; ++j) {
-          const T p = scores[j] / sum;
+          const T p = ggml16 ? round_f16(scores[j] / sum) : scores[j] / sum;
           const T* vj = vc + size_t(j) * kvd + size_t(kh) * hd;
           for (uint32_t d = 0; d < hd; ++d) out[d] += p * vj[d];
         }

@@ -4,7 +4,7 @@
 //   per layer:  h = rmsnorm(x) * attn_norm
 //               q = Wq h (+bq) [n_head, head_dim], k, v = Wk h, Wv h (+b) [n_head_kv, head_dim]
 //               rope(q, k) at position pos (llama: pairs (2i, 2i+1); qwen2: (i, i + head_dim/2))
-//               cache k, v; a = softmax(q . K / sqrt(head_dim)) V  (GQA: head h reads kv head
+//               cache k, v (f32, or rounded to f16); a = softmax(q . K / sqrt(head_dim)) V  (GQA: head h reads kv head
 //               h / (n_head / n_head_kv)), causal because the cache holds positions <= pos
 //               x += Wo a
 //               h = rmsnorm(x) * ffn_norm;  x += Wdown (silu(Wgate h) * Wup h)
@@ -38,6 +38,10 @@ struct ForwardOptions {
   ForwardMode mode = ForwardMode::F32;
   uint32_t n_ctx = 0;    // KV cache positions; 0: min(context_length, 4096)
   unsigned threads = 0;  // for the weight products; 0: hardware concurrency
+  // F16: cached k and v are rounded to f16 (nearest even, like the GPU's
+  // pack2x16float); in Ggml mode also q before q.K and the softmax weights
+  // before the sum over V, as ggml's f16 matrix products round their f32 input.
+  KvType kv = KvType::F32;
 };
 
 class CpuModel {

@@ -5,11 +5,24 @@
 #include <algorithm>
 #include <cmath>
 
+#include "quant/format.hpp"
 #include "util/embedded_wgsl.hpp"
 #include "util/error.hpp"
 #include "util/template.hpp"
 
 namespace blockq::model {
+
+uint64_t kv_cache_bytes(Format kv, uint64_t n) { return n * (kv == Format::F16 ? 2 : 4); }
+
+namespace {
+
+void check_kv(Format kv, uint32_t row) {
+  BQ_CHECK(kv == Format::F32 || kv == Format::F16, "KV cache: type {} is not supported (f32 or f16)",
+           traits(kv).name);
+  BQ_CHECK(row % 2 == 0, "KV cache: rows of {} values must be even", row);
+}
+
+}  // namespace
 
 KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
   BQ_CHECK(s.n_head > 0 && s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0 && s.head_dim > 0 && s.n_ctx > 0,
@@ -22,6 +35,8 @@ KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
   k.m = s.m;
   k.tile = s.n_ctx;
   k.variant = s.n_kv_head;
+  check_kv(s.kv, s.head_dim);
+  k.weight.format = s.kv;
   uint32_t wg = 64;
   while (wg > ctx.limits().maxComputeInvocationsPerWorkgroup || wg > ctx.limits().maxComputeWorkgroupSizeX) wg /= 2;
   k.wg = wg;
@@ -42,6 +57,12 @@ std::string attention_wgsl(const KernelSpec& spec) {
       .set_u("GQA", spec.n / spec.variant)
       .set_u("CTX", spec.tile)
       .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
+      .set("KV_T", spec.weight.format == Format::F16 ? "u32" : "f32")
+      .set("KV_FUNCS", spec.weight.format == Format::F16
+                           ? "fn k_pair(i: u32) -> vec2f { return unpack2x16float(kc[i / 2u]); }\n"
+                             "fn v_at(i: u32) -> f32 { return unpack2x16float(vc[i / 2u])[i & 1u]; }"
+                           : "fn k_pair(i: u32) -> vec2f { return vec2f(kc[i], kc[i + 1u]); }\n"
+                             "fn v_at(i: u32) -> f32 { return vc[i]; }")
       .render();
 }
 
@@ -49,7 +70,7 @@ GpuAttention::GpuAttention(const gpu::Context& ctx, const GpuAttentionShape& s, 
   BQ_CHECK(a.q && a.k && a.v && a.pos && a.scores && a.out, "attention: a buffer is missing");
   spec_ = attention_spec(ctx, s);
   const uint64_t q_bytes = uint64_t{s.m} * s.n_head * s.head_dim * 4;
-  const uint64_t kv_bytes = uint64_t{s.n_ctx} * s.n_kv_head * s.head_dim * 4;
+  const uint64_t kv_bytes = kv_cache_bytes(s.kv, uint64_t{s.n_ctx} * s.n_kv_head * s.head_dim);
   BQ_CHECK(a.q->size() >= q_bytes && a.out->size() >= q_bytes, "attention: q/out need {} bytes", q_bytes);
   BQ_CHECK(a.k->size() >= kv_bytes && a.v->size() >= kv_bytes, "attention: the k/v cache needs {} bytes",
            kv_bytes);
@@ -64,8 +85,9 @@ void GpuAttention::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, gro
 
 GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, uint32_t m, const gpu::Buffer& k,
                        const gpu::Buffer& v, const gpu::Buffer& pos, const gpu::Buffer& k_cache,
-                       const gpu::Buffer& v_cache) {
-  const uint64_t cache = uint64_t{row} * n_ctx * 4;
+                       const gpu::Buffer& v_cache, Format kv) {
+  check_kv(kv, row);
+  const uint64_t cache = kv_cache_bytes(kv, uint64_t{row} * n_ctx);
   BQ_CHECK(k.size() >= row * 4ull * m && v.size() >= row * 4ull * m && k_cache.size() >= cache &&
                v_cache.size() >= cache,
            "kv store: {} rows of {} floats, caches of {} bytes", m, row, cache);
@@ -73,19 +95,25 @@ GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, ui
   spec_.k = row;
   spec_.m = m;
   spec_.tile = n_ctx;
+  spec_.weight.format = kv;
   spec_.wg = std::min<uint32_t>(64, ctx.limits().maxComputeInvocationsPerWorkgroup);
   spec_.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
   const std::string key = spec_.key();
+  const bool f16 = kv == Format::F16;
   kernel_ = &ctx.kernel(key, key, [&] {
     return Template(wgsl_file("model/gpu_kv_store.wgsl"), key)
         .set_u("WG", spec_.wg)
         .set_u("ROW", row)
         .set_u("M", m)
         .set_u("CTX", n_ctx)
+        .set_u("PACK", f16 ? 2 : 1)
+        .set("KV_T", f16 ? "u32" : "f32")
+        .set("STORE_K", f16 ? "pack2x16float(vec2f(k[e], k[e + 1u]))" : "k[e]")
+        .set("STORE_V", f16 ? "pack2x16float(vec2f(v[e], v[e + 1u]))" : "v[e]")
         .render();
   });
   group_ = ctx.bind(*kernel_, {{&k}, {&v}, {&pos}, {&k_cache}, {&v_cache}});
-  grid_ = gpu::wrap_workgroups((uint64_t{row} * m + spec_.wg - 1) / spec_.wg, spec_.max_groups);
+  grid_ = gpu::wrap_workgroups((uint64_t{row} * m / (f16 ? 2 : 1) + spec_.wg - 1) / spec_.wg, spec_.max_groups);
 }
 
 void GpuKvStore::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, grid_); }

@@ -1,6 +1,6 @@
-// Attention on the GPU over an f32 KV cache (the GPU forward pass): q [m,
-// n_head, head_dim], k/v cache [n_ctx, n_kv_head, head_dim], out [m, n_head,
-// head_dim]; one workgroup per query head and token, token t seeing positions
+// Attention on the GPU over an f32 or f16 KV cache (the GPU forward pass): q
+// [m, n_head, head_dim], k/v cache [n_ctx, n_kv_head, head_dim] (f16: packed
+// two per u32), out [m, n_head, head_dim]; one workgroup per query head and token, token t seeing positions
 // 0..pos[t]. Same order as twin::attention_decode (softmax/twin.hpp).
 #pragma once
 #include <cstdint>
@@ -16,17 +16,22 @@ struct GpuAttentionShape {
   uint32_t n_head = 0, n_kv_head = 0, head_dim = 0;
   uint32_t n_ctx = 0;  // cache positions (the row stride of the scores)
   uint32_t m = 1;      // query tokens
+  Format kv = Format::F32;  // the cache's element type: F32 or F16
 };
 
+// Bytes of one k or v cache of n values of type kv (F32 or F16).
+uint64_t kv_cache_bytes(Format kv, uint64_t n);
+
 // op Attention: n = n_head, k = head_dim, m = tokens, tile = n_ctx, variant = n_kv_head,
+// weight.format = the cache type,
 // wg = invocations per head (a power of two, <= 64 and the device's limit).
 KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s);
 std::string attention_wgsl(const KernelSpec& spec);
 
 struct GpuAttentionArgs {
   const gpu::Buffer* q = nullptr;       // [m, n_head, head_dim] f32
-  const gpu::Buffer* k = nullptr;       // [n_ctx, n_kv_head, head_dim] f32
-  const gpu::Buffer* v = nullptr;       // [n_ctx, n_kv_head, head_dim] f32
+  const gpu::Buffer* k = nullptr;       // [n_ctx, n_kv_head, head_dim] f32 or f16
+  const gpu::Buffer* v = nullptr;       // [n_ctx, n_kv_head, head_dim] f32 or f16
   const gpu::Buffer* pos = nullptr;     // [m] u32
   const gpu::Buffer* scores = nullptr;  // [m, n_head, n_ctx] f32 scratch
   const gpu::Buffer* out = nullptr;     // [m, n_head, head_dim] f32
@@ -46,13 +51,15 @@ class GpuAttention {
   gpu::BindGroup group_;
 };
 
-// Stores k and v [m, n_kv_head * head_dim] into their caches [n_ctx, n_kv_head *
-// head_dim] at rows pos[t] (op Copy: k = row length, m = tokens, tile = n_ctx).
+// Stores k and v [m, n_kv_head * head_dim] (f32) into their caches [n_ctx,
+// n_kv_head * head_dim] of type kv (F32, or F16 rounded by pack2x16float) at
+// rows pos[t], skipping positions >= n_ctx (op Copy: k = row length, m =
+// tokens, tile = n_ctx, weight.format = kv).
 class GpuKvStore {
  public:
   GpuKvStore() = default;
   GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, uint32_t m, const gpu::Buffer& k, const gpu::Buffer& v,
-             const gpu::Buffer& pos, const gpu::Buffer& k_cache, const gpu::Buffer& v_cache);
+             const gpu::Buffer& pos, const gpu::Buffer& k_cache, const gpu::Buffer& v_cache, Format kv = Format::F32);
   void record(gpu::Recorder& rec) const;
 
  private:

@@ -1,4 +1,5 @@
-// Attention of M query tokens over an f32 KV cache, one workgroup per query
+// Attention of M query tokens over an f32 or f16 KV cache (f16: packed two
+// per u32, read with unpack2x16float, exact in f32), one workgroup per query
 // head h (wid.x) and token t (wid.y); kv head kh = h / GQA. The order follows the twin
 // (kernels/softmax/twin.hpp, attention_decode): dot products in d order,
 // scaled, a max-subtracted softmax whose max and sum are strided partials
@@ -7,8 +8,8 @@
 // Token t sees cache positions 0..pos[t] (n = pos[t] + 1): causal, since a
 // batch's k and v are all stored before this kernel runs.
 @group(0) @binding(0) var<storage, read> q: array<f32>;           // [M, N_HEAD, HD]
-@group(0) @binding(1) var<storage, read> kc: array<f32>;          // [CTX, N_KV, HD]
-@group(0) @binding(2) var<storage, read> vc: array<f32>;          // [CTX, N_KV, HD]
+@group(0) @binding(1) var<storage, read> kc: array<{{KV_T}}>;     // [CTX, N_KV, HD / PACK]
+@group(0) @binding(2) var<storage, read> vc: array<{{KV_T}}>;     // [CTX, N_KV, HD / PACK]
 @group(0) @binding(3) var<storage, read> pos: array<u32>;         // [M] the queries' positions
 @group(0) @binding(4) var<storage, read_write> sc: array<f32>;    // [M, N_HEAD, CTX] scores, then p
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;   // [M, N_HEAD, HD]
@@ -20,6 +21,9 @@ const N_KV: u32 = {{N_KV}};
 const GQA: u32 = {{GQA}};
 const CTX: u32 = {{CTX}};
 const SCALE: f32 = {{SCALE}};
+
+// Element pair (i, i + 1) of the k cache (i even) and element i of the v cache.
+{{KV_FUNCS}}
 
 var<workgroup> red: array<f32, WG>;  // per-invocation partials
 var<workgroup> qs: array<f32, HD>;   // the query head, staged
@@ -42,8 +46,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
   for (var j = li; j < n; j += WG) {
     let kb = (j * N_KV + kh) * HD;
     var acc = 0.0f;
-    for (var d = 0u; d < HD; d++) {
-      acc = acc + qs[d] * kc[kb + d];
+    for (var d = 0u; d < HD; d += 2u) {
+      let kk = k_pair(kb + d);
+      acc = acc + qs[d] * kk.x;
+      acc = acc + qs[d + 1u] * kk.y;
     }
     let v = acc * SCALE;
     sc[row + j] = v;
@@ -82,7 +88,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
   for (var d = li; d < HD; d += WG) {
     var acc = 0.0f;
     for (var j = 0u; j < n; j++) {
-      acc = acc + sc[row + j] * vc[(j * N_KV + kh) * HD + d];
+      acc = acc + sc[row + j] * v_at((j * N_KV + kh) * HD + d);
     }
     out[qh + d] = acc;
   }

@@ -1,5 +1,6 @@
-// GpuModel: loading a llama/qwen2 GGUF onto the GPU (with progress) and the
-// per-token forward pass (see gpu_model.hpp for the shapes and the order).
+// GpuModel: loading a llama/qwen2 GGUF onto the GPU (with progress), the
+// inputs of a step and its submit and readback (the passes are in
+// gpu_model_pass.cpp; gpu_model.hpp gives the shapes and the order).
 #include "model/gpu_model.hpp"
 
 #include <unistd.h>
@@ -11,9 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/gather/gather.hpp"
-#include "kernels/matvec/op.hpp"
-#include "model/gpu_attention.hpp"
+#include "model/gpu_model_impl.hpp"
 #include "quant/half.hpp"
 #include "util/error.hpp"
 
@@ -33,8 +32,6 @@ std::string_view family_name(KernelFamily f) {
   }
   return "?";
 }
-
-namespace {
 
 // Loading progress on stderr: a redrawn bar on a terminal, else a plain line
 // at every quarter.
@@ -67,93 +64,61 @@ class Progress {
   std::string name_;
 };
 
-// The dispatches of one layer for a number of tokens (1, or the prompt batch).
-struct LayerPass {
-  matvec::Prepared pq, pk, pv, po, pffn, pdown;
-  GpuKvStore store;
-  GpuAttention att;
-};
+gpu::Buffer GpuModel::Impl::vec_buffer(const std::string& name) {
+  const gguf::TensorInfo& t = file.tensor(name);
+  const std::vector<float> v = dequantize(t.format, file.tensor_data(t), t.n_elems());
+  gpu::Buffer b = ctx->storage<float>(v, name);
+  mem.weights += b.size();
+  progress->add(t.nbytes);
+  return b;
+}
 
-struct Layer {
-  matvec::Weights wq, wk, wv, wo, wg, wu, wd;
-  gpu::Buffer attn_norm, ffn_norm, bq, bk, bv;  // [n_embd] x2, [n_q], [n_kv] x2
-  gpu::Buffer kc, vc;                            // [n_ctx, n_kv, hd]
-  LayerPass pass[2];                             // [0]: one token, [1]: `batch` tokens
-};
-
-}  // namespace
-
-struct GpuModel::Impl {
-  explicit Impl(gguf::GgufFile f) : file(std::move(f)) {}
-  const gpu::Context* ctx = nullptr;
-  gguf::GgufFile file;
-  ModelConfig cfg;
-  GpuModelOptions opt;
-  uint32_t n_ctx = 0, n_past = 0;
-  uint32_t batch = 1;              // prompt tokens per dispatch (matvec m)
-  uint32_t m = 1;                  // tokens of the current inputs (1 or batch)
-  std::vector<TokenId> cur;        // [batch] their ids
-  GpuMemory mem;
-  std::vector<Layer> layers;
-  // Embedding gather: one table chunk per binding-sized row range.
-  gather::EmbedLayout embed;
-  const gpu::Kernel* embed_kernel = nullptr;
-  std::vector<gpu::Buffer> embed_table, embed_params[2];
-  std::vector<gpu::BindGroup> embed_groups[2];
-  uint64_t rows_per_chunk = 0;
-  // lm_head.
-  matvec::Weights w_out;  // output.weight, or token_embd when tied
-  gpu::Buffer out_norm;   // [n_embd]
-  matvec::Prepared plm[2];
-  // Activations, for up to `batch` tokens.
-  gpu::Buffer ids, pos;                  // [batch] u32 each
-  gpu::Buffer x, q, k, v, att, ff;       // [batch, n_embd | n_q | n_kv | n_kv | n_q | n_ff]
-  gpu::Buffer scores, logits, readback;  // [batch, n_head, n_ctx], [batch, n_vocab], [n_vocab] mappable
-  std::vector<float> host_logits;
-  std::unique_ptr<gpu::Recorder> rec;
-
-  Progress* progress = nullptr;
-
-  gpu::Buffer vec_buffer(const std::string& name) {
-    const gguf::TensorInfo& t = file.tensor(name);
-    const std::vector<float> v = dequantize(t.format, file.tensor_data(t), t.n_elems());
-    gpu::Buffer b = ctx->storage<float>(v, name);
-    mem.weights += b.size();
-    progress->add(t.nbytes);
-    return b;
+matvec::Weights GpuModel::Impl::weight(const std::string& name, uint32_t granularity) {
+  const gguf::TensorInfo& t = file.tensor(name);
+  matvec::HostWeight hw;
+  hw.kind.format = t.format;
+  hw.k = uint32_t(t.shape[0]);
+  hw.n = uint32_t(t.rows());
+  hw.ggml = file.tensor_data(t);
+  matvec::UploadOptions uo;
+  uo.row_granularity = granularity;
+  matvec::Weights w;
+  try {
+    w = matvec::upload(*ctx, hw, name, uo);
+  } catch (const Error& e) {
+    fail("{}: tensor '{}' ({} [{} x {}]) cannot be uploaded for the GPU matvec: {}", file.name(), name,
+         traits(t.format).name, hw.n, hw.k, e.what());
   }
+  mem.weights += w.bytes();
+  progress->add(t.nbytes);
+  return w;
+}
 
-  matvec::Weights weight(const std::string& name, uint32_t granularity = 256) {
-    const gguf::TensorInfo& t = file.tensor(name);
-    matvec::HostWeight hw;
-    hw.kind.format = t.format;
-    hw.k = uint32_t(t.shape[0]);
-    hw.n = uint32_t(t.rows());
-    hw.ggml = file.tensor_data(t);
-    matvec::UploadOptions uo;
-    uo.row_granularity = granularity;
-    matvec::Weights w;
-    try {
-      w = matvec::upload(*ctx, hw, name, uo);
-    } catch (const Error& e) {
-      fail("{}: tensor '{}' ({} [{} x {}]) cannot be uploaded for the GPU matvec: {}", file.name(), name,
-           traits(t.format).name, hw.n, hw.k, e.what());
-    }
-    mem.weights += w.bytes();
-    progress->add(t.nbytes);
-    return w;
+gemm::Weights GpuModel::Impl::gemm_weight(const std::string& name) {
+  const gguf::TensorInfo& t = file.tensor(name);
+  if (batch <= 1 || !gemm::supported(t.format)) return {};
+  gemm::HostWeight hw;
+  hw.kind.format = t.format;
+  hw.k = uint32_t(t.shape[0]);
+  hw.n = uint32_t(t.rows());
+  hw.ggml = file.tensor_data(t);
+  gemm::Weights w;
+  try {
+    w = gemm::upload(*ctx, hw, name + ".gemm");
+  } catch (const Error& e) {
+    fail("{}: tensor '{}' ({} [{} x {}]) cannot be uploaded for the GPU gemm: {}", file.name(), name,
+         traits(t.format).name, hw.n, hw.k, e.what());
   }
+  mem.gemm_weights += w.bytes();
+  progress->add(t.nbytes);
+  return w;
+}
 
-  gpu::Buffer act(uint64_t floats, const char* name) {
-    gpu::Buffer b = ctx->create_buffer(floats * 4, gpu::kStorage, name);
-    mem.activations += b.size();
-    return b;
-  }
-
-  void load_embedding();
-  void load();
-  void prepare();
-};
+gpu::Buffer GpuModel::Impl::act(uint64_t floats, const char* name) {
+  gpu::Buffer b = ctx->create_buffer(floats * 4, gpu::kStorage, name);
+  mem.activations += b.size();
+  return b;
+}
 
 void GpuModel::Impl::load_embedding() {
   const gguf::TensorInfo& t = file.tensor("token_embd.weight");
@@ -202,11 +167,14 @@ void GpuModel::Impl::load_embedding() {
 void GpuModel::Impl::load() {
   cfg = config_from_gguf(file);
   check_tensors(cfg, file);
-  BQ_CHECK(!cfg.rope_freqs, "{}: rope_freqs.weight (Llama 3.1-style rope scaling) is not supported on the GPU yet",
-           file.name());
   n_ctx = opt.n_ctx ? opt.n_ctx : std::min<uint32_t>(cfg.n_ctx_train ? cfg.n_ctx_train : 4096, 4096);
   uint64_t total = 0;
-  for (const TensorSpec& s : expected_tensors(cfg)) total += file.tensor(s.name).nbytes;
+  for (const TensorSpec& s : expected_tensors(cfg)) {
+    const gguf::TensorInfo& t = file.tensor(s.name);
+    total += t.nbytes;
+    if (batch > 1 && !s.is_norm_or_bias && s.name.rfind("blk.", 0) == 0 && gemm::supported(t.format))
+      total += t.nbytes;  // its gemm copy
+  }
   if (cfg.tied_embeddings) total += file.tensor("token_embd.weight").nbytes;
   std::string short_name = file.name();
   if (auto p = short_name.find_last_of('/'); p != std::string::npos) short_name = short_name.substr(p + 1);
@@ -223,6 +191,9 @@ void GpuModel::Impl::load() {
     L.wq = weight(layer_tensor_name(l, "attn_q"), rope_gran);
     L.wk = weight(layer_tensor_name(l, "attn_k"), rope_gran);
     L.wv = weight(layer_tensor_name(l, "attn_v"));
+    L.gq = gemm_weight(layer_tensor_name(l, "attn_q"));
+    L.gk = gemm_weight(layer_tensor_name(l, "attn_k"));
+    L.gv = gemm_weight(layer_tensor_name(l, "attn_v"));
     if (cfg.qkv_bias) {
       L.bq = vec_buffer(layer_tensor_name(l, "attn_q", "bias"));
       L.bk = vec_buffer(layer_tensor_name(l, "attn_k", "bias"));
@@ -233,90 +204,27 @@ void GpuModel::Impl::load() {
     L.wg = weight(layer_tensor_name(l, "ffn_gate"));
     L.wu = weight(layer_tensor_name(l, "ffn_up"));
     L.wd = weight(layer_tensor_name(l, "ffn_down"));
-    const uint64_t cache = uint64_t{n_ctx} * kv;
-    L.kc = ctx->create_buffer(cache * 4, gpu::kStorage, fmt::format("blk.{}.k_cache", l));
-    L.vc = ctx->create_buffer(cache * 4, gpu::kStorage, fmt::format("blk.{}.v_cache", l));
+    L.go = gemm_weight(layer_tensor_name(l, "attn_output"));
+    L.gg = gemm_weight(layer_tensor_name(l, "ffn_gate"));
+    L.gu = gemm_weight(layer_tensor_name(l, "ffn_up"));
+    L.gd = gemm_weight(layer_tensor_name(l, "ffn_down"));
+    const uint64_t cache = kv_cache_bytes(opt.kv_type == KvType::F16 ? Format::F16 : Format::F32, uint64_t{n_ctx} * kv);
+    L.kc = ctx->create_buffer(cache, gpu::kStorage, fmt::format("blk.{}.k_cache", l));
+    L.vc = ctx->create_buffer(cache, gpu::kStorage, fmt::format("blk.{}.v_cache", l));
     mem.kv_cache += L.kc.size() + L.vc.size();
   }
   out_norm = vec_buffer("output_norm.weight");
+  if (cfg.rope_freqs) rope_ff = vec_buffer("rope_freqs.weight");
   w_out = weight(cfg.tied_embeddings ? "token_embd.weight" : "output.weight");
   progress = nullptr;
-}
-
-void GpuModel::Impl::prepare() {
-  const uint32_t nq = cfg.n_embd_q(), kv = cfg.n_embd_kv();
-  const uint64_t B = batch;
-  ids = ctx->create_buffer(B * 4, gpu::kStorage, "ids");
-  pos = ctx->create_buffer(B * 4, gpu::kStorage, "pos");
-  x = act(B * cfg.n_embd, "x");
-  q = act(B * nq, "q");
-  k = act(B * kv, "k");
-  v = act(B * kv, "v");
-  att = act(B * nq, "attn");
-  ff = act(B * cfg.n_ff, "ffn");
-  scores = act(B * cfg.n_head * n_ctx, "scores");
-  logits = act(B * cfg.n_vocab, "logits");
-  readback = ctx->create_buffer(uint64_t{cfg.n_vocab} * 4, gpu::kReadback, "logits.readback");
-  mem.activations += readback.size() + 8 * B;
-  host_logits.resize(cfg.n_vocab);
-  cur.assign(B, 0);
-  for (int vi = 0; vi < 2; ++vi)
-    for (size_t c = 0; c < embed.chunks.size(); ++c) {
-      const bool uni[4] = {true, false, false, false};
-      embed_groups[vi].push_back(ctx->bind(
-          *embed_kernel, std::vector<gpu::Binding>{{&embed_params[vi][c]}, {&ids}, {&embed_table[c]}, {&x}},
-          std::span<const bool>(uni, 4)));
-    }
-
-  Hooks norm;  // rmsnorm prologue
-  norm.prologue = Prologue::RmsNorm;
-  norm.eps = cfg.rms_eps;
-  Hooks rope = norm;
-  rope.epilogue = Epilogue::Rope;
-  rope.rope_mode = cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal;
-  rope.head_dim = cfg.head_dim;
-  rope.n_rot = cfg.n_rot;
-  rope.rope_base = cfg.rope_freq_base;
-  rope.rope_scale = cfg.rope_freq_scale;
-  rope.bias = cfg.qkv_bias;
-  Hooks vh = norm;
-  vh.bias = cfg.qkv_bias;
-  Hooks acc;
-  acc.epilogue = Epilogue::Acc;
-  Hooks silu = norm;
-  silu.epilogue = Epilogue::SiluGate;
-  for (int vi = 0; vi < (batch > 1 ? 2 : 1); ++vi) {
-    const uint32_t mt = vi ? batch : 1;
-    auto mv = [&](const matvec::Weights& w, const Hooks& h, matvec::Args a) {
-      a.a = &w;
-      return matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, mt, h), a);
-    };
-    const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, mt};
-    for (Layer& Ly : layers) {
-      LayerPass& L = Ly.pass[vi];
-      const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
-      const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
-      const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
-      L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = &pos});
-      L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = &pos});
-      L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
-      L.store = GpuKvStore(*ctx, kv, n_ctx, mt, k, v, pos, Ly.kc, Ly.vc);
-      L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
-      L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
-      L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = &Ly.ffn_norm});
-      L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
-    }
-    plm[vi] = mv(w_out, norm, {.x = &x, .y = &logits, .norm_w = &out_norm});
-  }
-  rec = std::make_unique<gpu::Recorder>(*ctx, "forward");
 }
 
 GpuModel::GpuModel(const gpu::Context& ctx, gguf::GgufFile file, GpuModelOptions opt)
     : impl_(std::make_unique<Impl>(std::move(file))) {
   impl_->ctx = &ctx;
   impl_->opt = opt;
-  impl_->batch = opt.batch ? std::clamp<uint32_t>(opt.batch, 1, 8)
-                           : ctx.adapter().type == WGPUAdapterType_CPU ? 1 : 8;
+  impl_->batch = opt.batch ? std::clamp<uint32_t>(opt.batch, 1, kMaxBatch)
+                           : ctx.adapter().type == WGPUAdapterType_CPU ? 1 : 128;
   impl_->load();
   impl_->prepare();
   ctx.check("loading " + impl_->file.name());
@@ -331,64 +239,41 @@ const GpuMemory& GpuModel::memory() const { return impl_->mem; }
 uint32_t GpuModel::n_ctx() const { return impl_->n_ctx; }
 uint32_t GpuModel::n_past() const { return impl_->n_past; }
 uint32_t GpuModel::batch() const { return impl_->batch; }
+KvType GpuModel::kv_type() const { return impl_->opt.kv_type; }
+uint32_t GpuModel::prompt_gemm_count() const {
+  uint32_t n = 0;
+  if (impl_->batch > 1)
+    for (const Layer& L : impl_->layers)
+      for (const Proj* p : {&L.pass[1].pq, &L.pass[1].pk, &L.pass[1].pv, &L.pass[1].po, &L.pass[1].pffn, &L.pass[1].pdown})
+        n += p->uses_gemm();
+  return n;
+}
 void GpuModel::reset() { impl_->n_past = 0; }
 
 void GpuModel::set_inputs(std::span<const TokenId> tokens) {
   Impl& m = *impl_;
-  BQ_CHECK(tokens.size() == 1 || tokens.size() == m.batch, "{} tokens at once: use 1 or the batch of {}",
-           tokens.size(), m.batch);
+  BQ_CHECK(!tokens.empty() && tokens.size() <= m.batch, "{} tokens at once: use 1 to the batch of {}", tokens.size(),
+           m.batch);
   BQ_CHECK(m.n_past + tokens.size() <= m.n_ctx, "the KV cache is full ({} positions)", m.n_ctx);
-  uint32_t id[8], p[8];
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    BQ_CHECK(tokens[t] >= 0 && uint32_t(tokens[t]) < m.cfg.n_vocab, "token id {} is outside the vocabulary [0, {})",
-             tokens[t], m.cfg.n_vocab);
-    m.cur[t] = tokens[t];
-    id[t] = uint32_t(tokens[t]);
-    p[t] = m.n_past + uint32_t(t);
+  m.vi = tokens.size() > 1 ? 1 : 0;
+  const size_t rows = m.vi ? m.batch : 1;
+  std::vector<uint32_t>& id = m.host_ids;
+  std::vector<uint32_t>& p = m.host_pos;
+  for (size_t t = 0; t < rows; ++t) {
+    const bool real = t < tokens.size();
+    if (real)
+      BQ_CHECK(tokens[t] >= 0 && uint32_t(tokens[t]) < m.cfg.n_vocab,
+               "token id {} is outside the vocabulary [0, {})", tokens[t], m.cfg.n_vocab);
+    m.cur[t] = real ? tokens[t] : 0;
+    id[t] = uint32_t(m.cur[t]);
+    p[t] = real ? m.n_past + uint32_t(t) : kPadPos;  // padding: not stored, not attended, not rotated
   }
   m.m = uint32_t(tokens.size());
-  m.ctx->upload<uint32_t>(m.ids, std::span<const uint32_t>(id, m.m));
-  m.ctx->upload<uint32_t>(m.pos, std::span<const uint32_t>(p, m.m));
+  m.ctx->upload<uint32_t>(m.ids, std::span<const uint32_t>(id.data(), rows));
+  m.ctx->upload<uint32_t>(m.pos, std::span<const uint32_t>(p.data(), rows));
 }
 
 void GpuModel::set_inputs(TokenId token) { set_inputs(std::span<const TokenId>(&token, 1)); }
-
-void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool readback) const {
-  const Impl& m = *impl_;
-  const int vi = m.m == 1 ? 0 : 1;
-  auto on = [&](KernelFamily f) { return !only || *only == f; };
-  if (on(KernelFamily::Embed)) {
-    const gpu::Grid g = gpu::wrap_workgroups((uint64_t{m.m} * m.cfg.n_embd + m.embed.spec.wg - 1) / m.embed.spec.wg,
-                                             m.embed.spec.max_groups);
-    for (size_t c = 0; c < m.embed.chunks.size(); ++c) {
-      bool needed = false;
-      for (uint32_t t = 0; t < m.m; ++t) needed |= uint64_t(m.cur[t]) / m.rows_per_chunk == c;
-      if (needed) r.dispatch(*m.embed_kernel, m.embed_groups[vi][c], g);
-    }
-  }
-  for (const Layer& Ly : m.layers) {
-    const LayerPass& L = Ly.pass[vi];
-    if (on(KernelFamily::Qkv)) {
-      L.pq.record(r);
-      L.pk.record(r);
-      L.pv.record(r);
-    }
-    if (on(KernelFamily::KvCopy)) L.store.record(r);
-    if (on(KernelFamily::Attention)) L.att.record(r);
-    if (on(KernelFamily::AttnOut)) L.po.record(r);
-    if (on(KernelFamily::Ffn)) L.pffn.record(r);
-    if (on(KernelFamily::FfnDown)) L.pdown.record(r);
-  }
-  if (on(KernelFamily::LmHead)) m.plm[vi].record(r);
-  const uint64_t row = uint64_t{m.cfg.n_vocab} * 4;
-  if (readback && on(KernelFamily::Readback)) r.copy(m.logits, (m.m - 1) * row, m.readback, 0, row);
-}
-
-uint32_t GpuModel::dispatches_per_token() const {
-  gpu::Recorder r(*impl_->ctx, "count");
-  record(r);
-  return r.dispatches();  // recorded only, never submitted
-}
 
 std::span<const float> GpuModel::eval(TokenId token) { return eval_step(std::span<const TokenId>(&token, 1)); }
 
@@ -425,10 +310,11 @@ std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
 std::span<const float> GpuModel::eval(std::span<const TokenId> tokens) {
   std::span<const float> out = impl_->host_logits;
   const size_t b = impl_->batch;
-  size_t i = 0;
-  if (b > 1)
-    for (; i + b <= tokens.size(); i += b) out = eval_step(tokens.subspan(i, b));
-  for (; i < tokens.size(); ++i) out = eval(tokens[i]);
+  for (size_t i = 0; i < tokens.size();) {
+    const size_t n = std::min(b, tokens.size() - i);
+    out = eval_step(tokens.subspan(i, n));
+    i += n;
+  }
   return out;
 }
 

@@ -1,9 +1,9 @@
 // The llama/qwen2 decoder on the GPU: every weight of a GGUF file uploaded
-// once (matvec layout, split by rows past the binding limit; norms and biases
-// as f32 buffers; the token table in the embedding-gather layout), an f32 KV
-// cache, and a forward pass recorded into one command buffer per token:
-// For m tokens at once (the prompt, m = batch) every activation gains a
-// leading [m] and the matvecs read m rows of x.
+// once (matvec layout, split by rows past the binding limit; for the prompt
+// also the gemm layout, raw ggml rows, when its format has a gemm; norms and
+// biases as f32 buffers; the token table in the embedding-gather layout), an
+// f16 or f32 KV cache, and a forward pass recorded into one command buffer per
+// token (decode) or per prompt batch. One token:
 //   x [n_embd] = token_embd[id]                                       (gather)
 //   per layer: q [n_head*hd], k, v [n_kv*hd] = W (rmsnorm(x) * attn_norm) (+b),
 //              RoPE fused into the q and k epilogues           (matvec prologue/epilogue)
@@ -14,6 +14,19 @@
 //              x += Wdown f                                             (matvec Acc)
 //   logits [n_vocab] = W_out (rmsnorm(x) * output_norm)   (W_out = token_embd if tied)
 // then the logits are copied to a mapped buffer: the one read back per token.
+// With rope_freqs.weight (Llama 3.1 scaling) q and k use a Store epilogue and
+// then GpuRope with the freq factors [head_dim / 2] (gpu_rows.hpp).
+// A prompt batch of m <= `batch` tokens (padded to `batch`; padding tokens
+// sit at position 0xffffffff: not stored, not attended) gives every
+// activation a leading [batch] and runs, per layer:
+//   h [batch, n_embd] = rmsnorm(x) * attn_norm                     (GpuRmsNorm)
+//   q, k, v = h Wᵀ  (gemm::matmul: gemm above the crossover, else matvec; Store)
+//   q, k (+bias, RoPE), v (+bias)                                    (GpuRope)
+//   kv store, causal attention over the cache, x += a Woᵀ            (matmul Acc)
+//   h = rmsnorm(x) * ffn_norm; f = silu(h Wgᵀ) * (h Wuᵀ)             (matmul SiluGate)
+//   x += f Wdownᵀ                                                    (matmul Acc)
+// then the last real token's row of x [n_embd] is copied out and only it goes
+// through the lm_head (matvec).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -32,10 +45,16 @@ namespace blockq::model {
 struct GpuModelOptions {
   uint32_t n_ctx = 0;     // KV cache positions; 0: min(context_length, 4096)
   bool progress = false;  // loading progress on stderr: a bar on a terminal, else lines
-  // Prompt tokens per dispatch (matvec m, 1..8); 1: token by token; 0: auto,
-  // 8 except on a CPU adapter (SwiftShader), where compiling the 8-token
-  // kernels takes longer than they save on a short prompt.
+  // Prompt tokens per command buffer (the matmul m, 1..512); 1: token by
+  // token; 0: auto, 128 except on a CPU adapter (SwiftShader), where
+  // compiling the batch kernels takes longer than they save on a short prompt.
   uint32_t batch = 0;
+  // The matvec/gemm crossover of the prompt's projections: m <= crossover
+  // runs matvec, above it gemm. Unset: measured per adapter and weight
+  // format (gemm::crossover, cached on disk).
+  std::optional<uint32_t> crossover;
+  bool gemm_tuned = false;  // gemm: the tuner's tiling (tuned once, cached), else the default
+  KvType kv_type = KvType::F16;
 };
 
 // Kernel families of a token's command buffer (for per-family timing).
@@ -45,11 +64,12 @@ std::string_view family_name(KernelFamily f);
 
 // Bytes held on the device.
 struct GpuMemory {
-  uint64_t weights = 0;      // matvec weights (incl. the lm_head), norms, biases
-  uint64_t embed_table = 0;  // the gather copy of token_embd
-  uint64_t kv_cache = 0;
-  uint64_t activations = 0;  // x, q, k, v, scores, logits, readback, ...
-  uint64_t total() const { return weights + embed_table + kv_cache + activations; }
+  uint64_t weights = 0;       // matvec weights (incl. the lm_head), norms, biases, freq factors
+  uint64_t gemm_weights = 0;  // the gemm copy of the projections (prompt batches only)
+  uint64_t embed_table = 0;   // the gather copy of token_embd
+  uint64_t kv_cache = 0;      // [n_layer] x k, v [n_ctx, n_kv * head_dim] in f16 or f32
+  uint64_t activations = 0;   // x, q, k, v, scores, logits, readback, ...
+  uint64_t total() const { return weights + gemm_weights + embed_table + kv_cache + activations; }
 };
 
 class GpuModel {
@@ -67,18 +87,21 @@ class GpuModel {
   const GpuMemory& memory() const;
   uint32_t n_ctx() const;
   uint32_t n_past() const;
-  uint32_t batch() const;  // prompt tokens per dispatch (options resolved)
+  uint32_t batch() const;  // prompt tokens per command buffer (options resolved)
+  KvType kv_type() const;
+  // How many of the prompt pass's projections run the gemm (the rest matvec).
+  uint32_t prompt_gemm_count() const;
   void reset();  // empties the KV cache (positions restart at 0)
 
   // Evaluates one token at position n_past(): one command buffer, one
   // submit, the logits read back [n_vocab] (valid until the next call).
   // Throws blockq::Error for an id outside the vocabulary or a full cache.
   std::span<const float> eval(TokenId token);
-  // Evaluates tokens in order, `batch` at a time (one command buffer each,
-  // batched matvecs, causal attention within the batch), the rest one at a
-  // time; the logits after the last.
+  // Evaluates tokens in order, up to `batch` at a time (one command buffer
+  // each, matmuls, causal attention within the batch; a single token left
+  // over runs alone); the logits after the last.
   std::span<const float> eval(std::span<const TokenId> tokens);
-  // One command buffer for 1 or `batch` tokens; the logits after the last.
+  // One command buffer for 1 to `batch` tokens; the logits after the last.
   std::span<const float> eval_step(std::span<const TokenId> tokens);
 
   // For benchmarks: writes the inputs of `token` at position n_past()
@@ -87,7 +110,7 @@ class GpuModel {
   // `readback` (it is a copy, outside compute passes and their timestamps).
   // The KV cache position does not advance.
   void set_inputs(TokenId token);
-  void set_inputs(std::span<const TokenId> tokens);  // 1 or `batch` tokens
+  void set_inputs(std::span<const TokenId> tokens);  // 1 to `batch` tokens
   void record(gpu::Recorder& rec, std::optional<KernelFamily> only = std::nullopt, bool readback = true) const;
   uint32_t dispatches_per_token() const;
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -138,6 +139,28 @@ Format synth_weight_format(Format requested, uint64_t row_len) {
   return fits(fb) ? fb : Format::F16;
 }
 
+std::vector<float> llama3_rope_factors(uint32_t n_rot, float base, float factor, float low, float high,
+                                       uint32_t orig_ctx) {
+  BQ_CHECK(n_rot >= 2 && n_rot % 2 == 0 && factor > 0 && low > 0 && high > low && orig_ctx > 0,
+           "llama3 rope factors: n_rot {} (even), factor {}, low {} < high {}, orig_ctx {}", n_rot, factor, low, high,
+           orig_ctx);
+  const double lo_wave = double(orig_ctx) / low, hi_wave = double(orig_ctx) / high;
+  std::vector<float> out(n_rot / 2);
+  for (uint32_t i = 0; i < n_rot / 2; ++i) {
+    const double freq = std::pow(double(base), -2.0 * i / double(n_rot));
+    const double wave = 2.0 * M_PI / freq;
+    if (wave < hi_wave) {
+      out[i] = 1.0f;
+    } else if (wave > lo_wave) {
+      out[i] = factor;
+    } else {
+      const double smooth = (double(orig_ctx) / wave - low) / (high - low);
+      out[i] = float(1.0 / ((1.0 - smooth) / factor + smooth));
+    }
+  }
+  return out;
+}
+
 SynthReport synth_model(const SynthOptions& opt, const std::string& path) {
   const SynthPreset& p = synth_preset(opt.preset);
   const bool qwen = opt.arch == Arch::Qwen2;
@@ -158,6 +181,8 @@ SynthReport synth_model(const SynthOptions& opt, const std::string& path) {
   c.rope_mode = qwen ? RopeMode::Neox : RopeMode::Normal;
   c.tied_embeddings = (qwen && p.name == "tiny") ? true : p.tied;
   c.qkv_bias = qwen;
+  BQ_CHECK(!(qwen && opt.rope_freqs), "synth: rope_freqs (Llama 3.1 rope scaling) is only offered for --arch llama");
+  c.rope_freqs = opt.rope_freqs;
 
   gguf::GgufWriter w;
   const std::string a = c.arch_name + ".";
@@ -194,6 +219,13 @@ SynthReport synth_model(const SynthOptions& opt, const std::string& path) {
     uint64_t n = 1;
     for (uint64_t d : t.shape) n *= d;
     rep.n_params += n;
+    if (t.name == "rope_freqs.weight") {
+      const std::vector<float> ff = llama3_rope_factors(c.n_rot, c.rope_freq_base);
+      std::vector<uint8_t> bytes(ff.size() * 4);
+      std::memcpy(bytes.data(), ff.data(), bytes.size());
+      w.add_tensor(t.name, t.shape, Format::F32, std::move(bytes));
+      continue;
+    }
     w.add_tensor(t.name, t.shape, f, random_tensor(t.name, t.shape, f, mean, stddev, opt.seed, threads));
   }
   w.write(path);

@@ -59,7 +59,18 @@ struct SynthOptions {
   uint64_t seed = 1;
   std::optional<TokenizerStyle> tokenizer;    // default: the preset's (qwen2: Qwen2)
   unsigned threads = 0;                       // 0: hardware concurrency
+  // Llama 3.1-style rope scaling: a rope_freqs.weight tensor [head_dim / 2]
+  // of llama3_rope_factors(head_dim, the preset's rope base) (llama only).
+  bool rope_freqs = false;
 };
+
+// The freq factors [n_rot / 2] of Llama 3.1's "llama3" rope scaling, as
+// llama.cpp's converter computes them: for pair i with frequency
+// f = base^(-2i/n_rot) and wavelength w = 2 pi / f, 1 when w < orig_ctx /
+// high, `factor` when w > orig_ctx / low, else 1 / ((1 - s) / factor + s)
+// with s = (orig_ctx / w - low) / (high - low).
+std::vector<float> llama3_rope_factors(uint32_t n_rot, float base, float factor = 8.0f, float low = 1.0f,
+                                       float high = 4.0f, uint32_t orig_ctx = 8192);
 
 struct SynthReport {
   ModelConfig config;

@@ -1,9 +1,11 @@
 // GPU forward pass parity: the tiny synthetic model (llama at q8_0, q4_0,
 // q4_K; qwen2) run by GpuModel and by the CPU reference (CpuModel, F32) on
 // the same prompt token by token, logits compared at every position, then 32
-// greedy tokens that must match token for token; the prompt again in batches
-// of 8; llama.cpp's greedy tokens (the oracle); loader errors; the attention
-// kernel against its twin.
+// greedy tokens that must match token for token, with an f16 or f32 KV cache
+// (the CPU rounds K and V alike); the prompt again in batches of 8 through
+// matvec (the crossover forced to 8); llama.cpp's greedy tokens (the oracle);
+// loader errors; the attention kernel against its twin (f32 and f16 caches).
+// The gemm prompt path and rope_freqs are in gpu_prompt_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "model/gpu_model.hpp"
 #include "model/synth.hpp"
 #include "kernels/softmax/twin.hpp"
+#include "quant/half.hpp"
 #include "oracle.hpp"
 #include "support/gpu.hpp"
 #include "util/error.hpp"
@@ -55,6 +58,7 @@ struct Case {
   Arch arch;
   Format type;
   bool batched;  // also run the prompt in batches of 8 (compiling 8-token kernels is slow on SwiftShader)
+  KvType kv;
 };
 
 class GpuForward : public ::testing::TestWithParam<Case> {};
@@ -63,8 +67,8 @@ TEST_P(GpuForward, MatchesCpuReference) {
   const Case c = GetParam();
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(c.arch, c.type));
   gpu::Context& ctx = testing_support::test_context();
-  GpuModel g(ctx, f, {.n_ctx = 64, .batch = c.batched ? 8u : 1u});
-  CpuModel cpu(f, {ForwardMode::F32, 64, 1});
+  GpuModel g(ctx, f, {.n_ctx = 64, .batch = c.batched ? 8u : 1u, .crossover = 8u, .kv_type = c.kv});
+  CpuModel cpu(f, {ForwardMode::F32, 64, 1, c.kv});
   const Tokenizer tok(from_gguf(f));
   const std::vector<TokenId> prompt = tok.tokenize("The quick brown fox jumps over the lazy dog.");
   ASSERT_GE(prompt.size(), 4u);
@@ -96,8 +100,8 @@ TEST_P(GpuForward, MatchesCpuReference) {
   EXPECT_EQ(gen_gpu, gen_cpu);
   EXPECT_EQ(g.n_past(), prompt.size() + 32);
   RecordProperty("max_rel_logit_err", fmt::format("{:.3g}", worst));
-  std::printf("[ %s %s ] %zu prompt + 32 greedy tokens, max |dlogit| / max |logit| = %.3g, GPU memory %.2f MiB\n",
-              f.get_string("general.architecture").c_str(), std::string(traits(c.type).name).c_str(), prompt.size(), worst,
+  std::printf("[ %s %s kv %s ] %zu prompt + 32 greedy tokens, max |dlogit| / max |logit| = %.3g, GPU memory %.2f MiB\n",
+              f.get_string("general.architecture").c_str(), std::string(traits(c.type).name).c_str(), kv_type_name(c.kv), prompt.size(), worst,
               double(g.memory().total()) / (1 << 20));
 
   EXPECT_THROW(g.eval(TokenId(f.get_array_strings("tokenizer.ggml.tokens").size())), Error);
@@ -116,12 +120,14 @@ TEST_P(GpuForward, MatchesCpuReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, GpuForward,
-                         ::testing::Values(Case{Arch::Llama, Format::Q8_0, true}, Case{Arch::Llama, Format::Q4_0, false},
-                                           Case{Arch::Llama, Format::Q4_K, false},
-                                           Case{Arch::Qwen2, Format::Q8_0, true}),
+                         ::testing::Values(Case{Arch::Llama, Format::Q8_0, true, KvType::F16},
+                                           Case{Arch::Llama, Format::Q8_0, false, KvType::F32},
+                                           Case{Arch::Llama, Format::Q4_0, false, KvType::F16},
+                                           Case{Arch::Llama, Format::Q4_K, false, KvType::F32},
+                                           Case{Arch::Qwen2, Format::Q8_0, true, KvType::F16}),
                          [](const auto& info) {
-                           return fmt::format("{}_{}", info.param.arch == Arch::Llama ? "llama" : "qwen2",
-                                              traits(info.param.type).name);
+                           return fmt::format("{}_{}_kv_{}", info.param.arch == Arch::Llama ? "llama" : "qwen2",
+                                              traits(info.param.type).name, kv_type_name(info.param.kv));
                          });
 
 TEST(GpuForwardErrors, FullCacheThrows) {
@@ -204,10 +210,14 @@ TEST(GpuForwardErrors, BadFilesNameTheProblem) {
 }
 
 // The attention kernel alone against twin::attention_decode (random q and
-// cache, GQA 4:2, a cache longer than the visible positions).
-TEST(GpuAttentionKernel, MatchesTwin) {
+// cache, GQA 4:2, a cache longer than the visible positions); with an f16
+// cache the twin reads the same values rounded to f16 (unpacking is exact).
+class GpuAttentionKernel : public ::testing::TestWithParam<Format> {};
+
+TEST_P(GpuAttentionKernel, MatchesTwin) {
   gpu::Context& ctx = testing_support::test_context();
-  const GpuAttentionShape s{4, 2, 64, 48};
+  const Format kv = GetParam();
+  const GpuAttentionShape s{4, 2, 64, 48, 1, kv};
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
   auto rnd = [&](size_t n) {
@@ -215,9 +225,15 @@ TEST(GpuAttentionKernel, MatchesTwin) {
     for (float& x : v) x = nd(rng);
     return v;
   };
-  const auto q = rnd(s.n_head * s.head_dim), k = rnd(size_t{s.n_ctx} * s.n_kv_head * s.head_dim),
-             v = rnd(size_t{s.n_ctx} * s.n_kv_head * s.head_dim);
-  const gpu::Buffer bq = ctx.storage<float>(q, "q"), bk = ctx.storage<float>(k, "k"), bv = ctx.storage<float>(v, "v");
+  const auto q = rnd(s.n_head * s.head_dim);
+  auto k = rnd(size_t{s.n_ctx} * s.n_kv_head * s.head_dim), v = rnd(size_t{s.n_ctx} * s.n_kv_head * s.head_dim);
+  auto cache = [&](std::vector<float>& c, const char* name) {
+    if (kv == Format::F32) return ctx.storage<float>(c, name);
+    std::vector<uint16_t> h(c.size());
+    for (size_t i = 0; i < c.size(); ++i) h[i] = f32_to_f16(c[i]), c[i] = f16_to_f32(h[i]);
+    return ctx.storage<uint16_t>(h, name);
+  };
+  const gpu::Buffer bq = ctx.storage<float>(q, "q"), bk = cache(k, "k"), bv = cache(v, "v");
   const gpu::Buffer pos = ctx.create_buffer(4, gpu::kStorage, "pos");
   const gpu::Buffer sc = ctx.create_buffer(size_t{s.n_head} * s.n_ctx * 4, gpu::kStorage, "scores");
   const std::vector<float> poison(q.size(), std::nanf(""));
@@ -236,6 +252,9 @@ TEST(GpuAttentionKernel, MatchesTwin) {
     EXPECT_LT(err, 1e-5) << "pos " << p;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Kv, GpuAttentionKernel, ::testing::Values(Format::F32, Format::F16),
+                         [](const auto& info) { return std::string(traits(info.param).name); });
 
 }  // namespace
 }  // namespace blockq::model

@@ -1,6 +1,6 @@
 // Parity with llama.cpp (the external oracle, node-llama-cpp 3.21.1 on the
-// CPU): synthetic tiny models at q8_0, q4_0 and q4_K, a qwen2 one and a
-// SentencePiece one; (a) tokenization of several texts, (b) a greedy
+// CPU): synthetic tiny models at q8_0, q4_0 and q4_K, a qwen2 one, a
+// SentencePiece one and one with rope_freqs (Llama 3.1 rope scaling); (a) tokenization of several texts, (b) a greedy
 // continuation of 40 tokens, (c) next-token probabilities.
 //
 // Tolerances: token ids equal. Greedy: the first 32 of 40 tokens equal, later
@@ -34,6 +34,7 @@ struct Variant {
   Arch arch;
   Format type;
   TokenizerStyle style;
+  bool rope_freqs = false;  // rope_freqs.weight (llama3 factors)
 };
 
 std::string PrintTo(const Variant& v) { return v.name; }
@@ -58,6 +59,7 @@ class Oracle : public ::testing::TestWithParam<Variant> {
     o.type = v.type;
     o.tokenizer = v.style;
     o.seed = 7;
+    o.rope_freqs = v.rope_freqs;
     return synth_file("oracle-" + v.name, o);
   }
 };
@@ -198,7 +200,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"llama_q4_K", Arch::Llama, Format::Q4_K, TokenizerStyle::Llama3},
                       Variant{"qwen2_q8_0", Arch::Qwen2, Format::Q8_0, TokenizerStyle::Qwen2},
                       Variant{"llama_spm_q8_0", Arch::Llama, Format::Q8_0, TokenizerStyle::Spm},
-                      Variant{"llama_smollm_q4_K", Arch::Llama, Format::Q4_K, TokenizerStyle::Smollm}),
+                      Variant{"llama_smollm_q4_K", Arch::Llama, Format::Q4_K, TokenizerStyle::Smollm},
+                      Variant{"llama_ropefreqs_q4_0", Arch::Llama, Format::Q4_0, TokenizerStyle::Llama3, true}),
     [](const ::testing::TestParamInfo<Variant>& i) { return i.param.name; });
 
 }  // namespace

@@ -16,6 +16,8 @@ void check(size_t x_size, size_t pos_size, const RopeShape& sh, const RopeSpec& 
             spec.n_rot, sh.head_dim);
   BQ_ASSERT(spec.mode == RopeMode::Normal || spec.mode == RopeMode::Neox, "rope: mode {}",
             int(spec.mode));
+  BQ_ASSERT(spec.freq_factors.empty() || spec.freq_factors.size() == spec.n_rot / 2,
+            "rope: {} freq factors for n_rot {}", spec.freq_factors.size(), spec.n_rot);
 }
 
 // Offsets of the two elements of pair i within a head row.
@@ -40,7 +42,8 @@ void rope(std::span<float> x, std::span<const int32_t> pos, const RopeShape& sh,
     for (uint32_t i = 0; i < half; ++i) {
       const float ex = (-2.0f * static_cast<float>(i)) / static_cast<float>(spec.n_rot);
       const float inv = std::pow(spec.theta_base, ex);
-      const float tp = p * inv;
+      float tp = p * inv;
+      if (!spec.freq_factors.empty()) tp = tp / spec.freq_factors[i];
       const float theta = spec.freq_scale * tp;
       const float c = std::cos(theta);
       const float s = std::sin(theta);
@@ -71,7 +74,8 @@ void rope_ref(std::span<const float> x, std::span<double> y, std::span<const int
   for (uint32_t t = 0; t < sh.tokens; ++t) {
     for (uint32_t i = 0; i < half; ++i) {
       const double inv = std::pow(double(spec.theta_base), -2.0 * i / double(spec.n_rot));
-      const double theta = double(pos[t]) * double(spec.freq_scale) * inv;
+      double theta = double(pos[t]) * double(spec.freq_scale) * inv;
+      if (!spec.freq_factors.empty()) theta /= double(spec.freq_factors[i]);
       const double c = std::cos(theta), s = std::sin(theta);
       uint32_t ia, ib;
       pair_offsets(spec.mode, spec.n_rot, i, ia, ib);

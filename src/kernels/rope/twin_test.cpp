@@ -54,6 +54,20 @@ TEST(RopeTwin, PairConventions) {
     rope(y, pos, sh, {4, 10000.0f, 1.0f, RopeMode::Normal});
     for (int k = 0; k < 4; ++k) EXPECT_NEAR(x[k], y[k], 1e-6) << k;
   }
+  {
+    // Freq factors 2 at position 2 are position 1 without factors (the
+    // division by 2 is exact), pair by pair: factor 1 on pair 0 turns it by 2 rad.
+    std::vector<float> x = {1, 2, 3, 4}, y = x, z = x;
+    const int32_t pos2[] = {2};
+    const float two[] = {2.0f, 2.0f}, mixed[] = {1.0f, 2.0f};
+    rope(x, pos2, sh, {4, 10000.0f, 1.0f, RopeMode::Normal, two});
+    rope(y, pos, sh, {4, 10000.0f, 1.0f, RopeMode::Normal});
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(x[k], y[k]) << k;
+    rope(z, pos2, sh, {4, 10000.0f, 1.0f, RopeMode::Normal, mixed});
+    EXPECT_NEAR(z[0], 1 * cos(2.0) - 2 * sin(2.0), 1e-6);
+    EXPECT_EQ(z[2], y[2]);
+    EXPECT_EQ(z[3], y[3]);
+  }
 }
 
 TEST(RopeTwin, PositionZeroAndPassThroughAreExact) {
@@ -75,7 +89,9 @@ TEST(RopeTwin, PositionZeroAndPassThroughAreExact) {
 //   theta rel. error <= (|ex| ln(base) + 4) u   (ex rounding through pow,
 //                       powf <= 1 ulp, two products)
 //   |y - ref| <= 2 (|a| + |b|) (|theta| (|ex| ln(base) + 4) u + 4u)
-// (cosf/sinf <= 1 ulp, two products and a sum; factor 2 margin).
+// (cosf/sinf <= 1 ulp, two products and a sum; factor 2 margin). With freq
+// factors (random in [1, 8], as Llama 3.1's run from 1 to 8) the angle has one
+// more rounded division: (|ex| ln(base) + 5) u.
 // Pass-through dims must be bit-exact.
 TEST(RopeTwin, MatchesFloat64) {
   uint32_t seed = 77;
@@ -89,9 +105,13 @@ TEST(RopeTwin, MatchesFloat64) {
                         {3, 80, 32, 10000.0f, 0.25f, 8192}, {1, 96, 64, 500000.0f, 1.0f, 131072},
                         {5, 16, 2, 10000.0f, 1.0f, 100},    {2, 64, 48, 10000.0f, 4.0f, 2048}};
   for (const Case& cs : cases) {
-    for (RopeMode mode : {RopeMode::Normal, RopeMode::Neox}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const RopeMode mode = variant % 2 ? RopeMode::Neox : RopeMode::Normal;
+      const bool with_ff = variant >= 2;
+      const std::vector<float> ff =
+          with_ff ? random_floats(cs.n_rot / 2, seed++, 1.0f, 8.0f) : std::vector<float>{};
       const RopeShape sh{6, cs.heads, cs.head_dim};
-      const RopeSpec spec{cs.n_rot, cs.base, cs.freq_scale, mode};
+      const RopeSpec spec{cs.n_rot, cs.base, cs.freq_scale, mode, ff};
       std::uniform_int_distribution<int32_t> pd(0, cs.max_pos - 1);
       std::vector<int32_t> pos(sh.tokens);
       for (auto& p : pos) p = pd(rng);
@@ -109,9 +129,10 @@ TEST(RopeTwin, MatchesFloat64) {
             const uint32_t ia = mode == RopeMode::Normal ? 2 * i : i;
             const uint32_t ib = mode == RopeMode::Normal ? 2 * i + 1 : i + cs.n_rot / 2;
             const double ex = 2.0 * i / cs.n_rot;
-            const double theta = pos[t] * double(cs.freq_scale) * std::pow(double(cs.base), -ex);
+            const double theta = pos[t] * double(cs.freq_scale) * std::pow(double(cs.base), -ex) /
+                                 (with_ff ? double(ff[i]) : 1.0);
             const double ab = std::fabs(x0[row + ia]) + std::fabs(x0[row + ib]);
-            const double bound = 2 * ab * (theta * (ex * lnb + 4) * kU + 4 * kU);
+            const double bound = 2 * ab * (theta * (ex * lnb + (with_ff ? 5 : 4)) * kU + 4 * kU);
             EXPECT_LE(std::fabs(x[row + ia] - ref[row + ia]), bound) << "t " << t << " i " << i;
             EXPECT_LE(std::fabs(x[row + ib] - ref[row + ib]), bound) << "t " << t << " i " << i;
           }

@@ -1,0 +1,106 @@
+// GpuModel's state, shared by its loading (gpu_model.cpp) and its passes
+// (gpu_model_pass.cpp): the uploaded weights, the buffers, and the prepared
+// dispatches of a single token and of a prompt batch.
+#pragma once
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kernels/gather/gather.hpp"
+#include "kernels/gemm/matmul.hpp"
+#include "kernels/matvec/op.hpp"
+#include "model/gpu_attention.hpp"
+#include "model/gpu_model.hpp"
+#include "model/gpu_rows.hpp"
+
+namespace blockq::model {
+
+class Progress;
+
+inline constexpr uint32_t kMaxBatch = 512;        // prompt tokens per command buffer, at most
+inline constexpr uint32_t kPadPos = 0xffffffffu;  // the position of a batch's padding tokens
+
+// One projection: a matvec with fused hooks (single tokens) or a matmul
+// (prompt batches: matvec or gemm by m).
+struct Proj {
+  std::variant<std::monostate, matvec::Prepared, gemm::Matmul> p;
+  void record(gpu::Recorder& r) const {
+    if (auto* a = std::get_if<matvec::Prepared>(&p)) a->record(r);
+    if (auto* b = std::get_if<gemm::Matmul>(&p)) b->record(r);
+  }
+  bool uses_gemm() const {
+    auto* b = std::get_if<gemm::Matmul>(&p);
+    return b && b->uses_gemm();
+  }
+};
+
+// The dispatches of one layer for 1 token (fused matvecs) or a prompt batch
+// (norms, matmuls, bias + RoPE apart).
+struct LayerPass {
+  Proj pq, pk, pv, po, pffn, pdown;
+  bool norms = false;       // the rmsnorms run apart (prompt batch)
+  GpuRmsNorm n_attn, n_ffn;
+  bool rope_qk = false;     // q and k go through GpuRope (prompt batch, or rope_freqs)
+  bool bias_v = false;      // v's bias is added by GpuRope (prompt batch with biases)
+  GpuRope rq, rk, rv;
+  GpuKvStore store;
+  GpuAttention att;
+};
+
+struct Layer {
+  matvec::Weights wq, wk, wv, wo, wg, wu, wd;
+  gemm::Weights gq, gk, gv, go, gg, gu, gd;      // the gemm layout (prompt batches), empty without
+  gpu::Buffer attn_norm, ffn_norm, bq, bk, bv;  // [n_embd] x2, [n_q], [n_kv] x2
+  gpu::Buffer kc, vc;                            // [n_ctx, n_kv, hd] f16 (packed) or f32
+  LayerPass pass[2];                             // [0]: one token, [1]: a prompt batch
+};
+
+struct GpuModel::Impl {
+  explicit Impl(gguf::GgufFile f) : file(std::move(f)) {}
+  const gpu::Context* ctx = nullptr;
+  gguf::GgufFile file;
+  ModelConfig cfg;
+  GpuModelOptions opt;
+  uint32_t n_ctx = 0, n_past = 0;
+  uint32_t batch = 1;              // prompt tokens per command buffer (the matmul m)
+  uint32_t m = 1;                  // real tokens of the current inputs (1 to batch)
+  int vi = 0;                      // the pass of the current inputs: 0 one token, 1 a batch
+  std::vector<TokenId> cur;        // [batch] their ids (padding: 0)
+  std::vector<uint32_t> host_ids, host_pos;  // [batch] staging for ids and pos
+  GpuMemory mem;
+  std::vector<Layer> layers;
+  // Embedding gather: one table chunk per binding-sized row range.
+  gather::EmbedLayout embed;
+  const gpu::Kernel* embed_kernel = nullptr;
+  std::vector<gpu::Buffer> embed_table, embed_params[2];
+  std::vector<gpu::BindGroup> embed_groups[2];
+  uint64_t rows_per_chunk = 0;
+  // lm_head.
+  matvec::Weights w_out;  // output.weight, or token_embd when tied
+  gpu::Buffer out_norm;   // [n_embd]
+  gpu::Buffer rope_ff;    // [n_rot / 2] freq factors (rope_freqs.weight), or empty
+  matvec::Prepared plm[2];  // [0]: from x, [1]: from x_last
+  // Activations, for up to `batch` tokens.
+  gpu::Buffer ids, pos;                  // [batch] u32 each
+  gpu::Buffer x, h, q, k, v, att, ff;    // [batch, n_embd | n_embd | n_q | n_kv | n_kv | n_q | n_ff]
+  gpu::Buffer x_last;                    // [n_embd] the batch's last real token
+  gpu::Buffer scores, logits, readback;  // [batch, n_head, n_ctx], [n_vocab], [n_vocab] mappable
+  std::vector<float> host_logits;
+  std::unique_ptr<gpu::Recorder> rec;
+
+  Progress* progress = nullptr;
+
+  gpu::Buffer vec_buffer(const std::string& name);
+  matvec::Weights weight(const std::string& name, uint32_t granularity = 256);
+  gemm::Weights gemm_weight(const std::string& name);  // empty when the format has no gemm
+  gpu::Buffer act(uint64_t floats, const char* name);
+
+  void load_embedding();
+  void load();
+  void prepare();                  // gpu_model_pass.cpp
+  void prepare_single();           // pass[0]
+  void prepare_batch();            // pass[1]
+};
+
+}  // namespace blockq::model

@@ -1,0 +1,226 @@
+// GpuModel's passes: preparing the dispatches of a single token (fused
+// matvecs) and of a prompt batch (rmsnorm, gemm::matmul, bias + RoPE apart,
+// the lm_head on the last token only), and recording them into a command
+// buffer (see gpu_model.hpp for the shapes and the order).
+#include <fmt/format.h>
+
+#include "model/gpu_model_impl.hpp"
+#include "util/error.hpp"
+
+namespace blockq::model {
+
+namespace {
+
+Format kv_format(KvType t) { return t == KvType::F16 ? Format::F16 : Format::F32; }
+
+}  // namespace
+
+void GpuModel::Impl::prepare() {
+  const uint32_t nq = cfg.n_embd_q(), kv = cfg.n_embd_kv();
+  const uint64_t B = batch;
+  ids = ctx->create_buffer(B * 4, gpu::kStorage, "ids");
+  pos = ctx->create_buffer(B * 4, gpu::kStorage, "pos");
+  x = act(B * cfg.n_embd, "x");
+  q = act(B * nq, "q");
+  k = act(B * kv, "k");
+  v = act(B * kv, "v");
+  att = act(B * nq, "attn");
+  ff = act(B * cfg.n_ff, "ffn");
+  scores = act(B * cfg.n_head * n_ctx, "scores");
+  logits = act(cfg.n_vocab, "logits");
+  if (batch > 1) {
+    h = act(B * cfg.n_embd, "h");
+    x_last = act(cfg.n_embd, "x.last");
+  }
+  readback = ctx->create_buffer(uint64_t{cfg.n_vocab} * 4, gpu::kReadback, "logits.readback");
+  mem.activations += readback.size() + 8 * B;
+  host_logits.resize(cfg.n_vocab);
+  cur.assign(B, 0);
+  host_ids.assign(B, 0);
+  host_pos.assign(B, 0);
+  for (int vi = 0; vi < 2; ++vi)
+    for (size_t c = 0; c < embed.chunks.size(); ++c) {
+      const bool uni[4] = {true, false, false, false};
+      embed_groups[vi].push_back(ctx->bind(
+          *embed_kernel, std::vector<gpu::Binding>{{&embed_params[vi][c]}, {&ids}, {&embed_table[c]}, {&x}},
+          std::span<const bool>(uni, 4)));
+    }
+  prepare_single();
+  if (batch > 1) prepare_batch();
+  rec = std::make_unique<gpu::Recorder>(*ctx, "forward");
+}
+
+// One token: q, k with the RMSNorm prologue and the RoPE epilogue (or, with
+// rope_freqs, a Store epilogue and GpuRope), v with the prologue, o and down
+// accumulated into x, gate/up with the SiLU-gate epilogue.
+void GpuModel::Impl::prepare_single() {
+  const uint32_t kv = cfg.n_embd_kv();
+  Hooks norm;  // rmsnorm prologue
+  norm.prologue = Prologue::RmsNorm;
+  norm.eps = cfg.rms_eps;
+  Hooks rope = norm;
+  rope.bias = cfg.qkv_bias;
+  if (!cfg.rope_freqs) {
+    rope.epilogue = Epilogue::Rope;
+    rope.rope_mode = cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal;
+    rope.head_dim = cfg.head_dim;
+    rope.n_rot = cfg.n_rot;
+    rope.rope_base = cfg.rope_freq_base;
+    rope.rope_scale = cfg.rope_freq_scale;
+  }
+  Hooks vh = norm;
+  vh.bias = cfg.qkv_bias;
+  Hooks acc;
+  acc.epilogue = Epilogue::Acc;
+  Hooks silu = norm;
+  silu.epilogue = Epilogue::SiluGate;
+  auto mv = [&](const matvec::Weights& w, const Hooks& hk, matvec::Args a) {
+    a.a = &w;
+    return Proj{matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, 1, hk), a)};
+  };
+  const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, 1, kv_format(opt.kv_type)};
+  const GpuRopeShape rs{1, cfg.n_head, cfg.head_dim, cfg.n_rot, cfg.rope_freq_base, cfg.rope_freq_scale,
+                        cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal};
+  GpuRopeShape rsk = rs;
+  rsk.heads = cfg.n_head_kv;
+  for (Layer& Ly : layers) {
+    LayerPass& L = Ly.pass[0];
+    const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
+    const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
+    const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
+    const gpu::Buffer* posb = cfg.rope_freqs ? nullptr : &pos;
+    L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = posb});
+    L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = posb});
+    L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
+    if (cfg.rope_freqs) {
+      L.rope_qk = true;
+      L.rq = GpuRope(*ctx, rs, {&q, &pos, nullptr, &rope_ff});
+      L.rk = GpuRope(*ctx, rsk, {&k, &pos, nullptr, &rope_ff});
+    }
+    L.store = GpuKvStore(*ctx, kv, n_ctx, 1, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
+    L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+    L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
+    L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = &Ly.ffn_norm});
+    L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
+  }
+  plm[0] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm),
+                           {.a = &w_out, .x = &x, .y = &logits, .norm_w = &out_norm});
+}
+
+// A prompt batch of `batch` rows: the norms into h, the projections through
+// gemm::matmul (gemm above the crossover, matvec below or for a format
+// without a gemm), bias and RoPE by GpuRope, the lm_head from x_last.
+void GpuModel::Impl::prepare_batch() {
+  const uint32_t kv = cfg.n_embd_kv();
+  Hooks store, acc, silu;
+  acc.epilogue = Epilogue::Acc;
+  silu.epilogue = Epilogue::SiluGate;
+  auto mm = [&](const matvec::Weights& mw, const gemm::Weights& gw, const Hooks& hk, const gpu::Buffer& in,
+                const gpu::Buffer& out, const matvec::Weights* mw_b = nullptr, const gemm::Weights* gw_b = nullptr) {
+    gemm::MatmulArgs a;
+    a.mv_a = &mw;
+    a.mv_b = mw_b;
+    if (!gw.chunks.empty() && (!gw_b || !gw_b->chunks.empty())) {
+      a.gm_a = &gw;
+      a.gm_b = gw_b;
+    }
+    a.x = &in;
+    a.y = &out;
+    a.m = batch;
+    a.hooks = hk;
+    a.crossover = opt.crossover;
+    a.tuned = opt.gemm_tuned;
+    try {
+      return Proj{gemm::matmul(*ctx, a)};
+    } catch (const Error& e) {
+      fail("{}: the prompt matmul of '{}' (m = {}) cannot be prepared: {}", file.name(), mw.label, batch, e.what());
+    }
+  };
+  const blockq::RopeMode mode =
+      cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal;
+  const GpuRopeShape rs{batch, cfg.n_head, cfg.head_dim, cfg.n_rot, cfg.rope_freq_base, cfg.rope_freq_scale, mode};
+  GpuRopeShape rsk = rs;
+  rsk.heads = cfg.n_head_kv;
+  GpuRopeShape rsv = rsk;
+  rsv.rope = false;
+  const gpu::Buffer* ffb = cfg.rope_freqs ? &rope_ff : nullptr;
+  const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, batch, kv_format(opt.kv_type)};
+  for (Layer& Ly : layers) {
+    LayerPass& L = Ly.pass[1];
+    L.norms = true;
+    L.n_attn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.attn_norm, h);
+    L.n_ffn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.ffn_norm, h);
+    L.pq = mm(Ly.wq, Ly.gq, store, h, q);
+    L.pk = mm(Ly.wk, Ly.gk, store, h, k);
+    L.pv = mm(Ly.wv, Ly.gv, store, h, v);
+    L.rope_qk = true;
+    L.rq = GpuRope(*ctx, rs, {&q, &pos, cfg.qkv_bias ? &Ly.bq : nullptr, ffb});
+    L.rk = GpuRope(*ctx, rsk, {&k, &pos, cfg.qkv_bias ? &Ly.bk : nullptr, ffb});
+    if (cfg.qkv_bias) {
+      L.bias_v = true;
+      L.rv = GpuRope(*ctx, rsv, {&v, &pos, &Ly.bv, nullptr});
+    }
+    L.store = GpuKvStore(*ctx, kv, n_ctx, batch, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
+    L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+    L.po = mm(Ly.wo, Ly.go, acc, att, x);
+    L.pffn = mm(Ly.wg, Ly.gg, silu, h, ff, &Ly.wu, &Ly.gu);
+    L.pdown = mm(Ly.wd, Ly.gd, acc, ff, x);
+  }
+  Hooks norm;
+  norm.prologue = Prologue::RmsNorm;
+  norm.eps = cfg.rms_eps;
+  plm[1] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm),
+                           {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = &out_norm});
+}
+
+void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool readback) const {
+  const Impl& m = *impl_;
+  const int vi = m.vi;
+  const uint32_t rows = vi ? m.batch : 1;
+  auto on = [&](KernelFamily f) { return !only || *only == f; };
+  if (on(KernelFamily::Embed)) {
+    const gpu::Grid g = gpu::wrap_workgroups((uint64_t{rows} * m.cfg.n_embd + m.embed.spec.wg - 1) / m.embed.spec.wg,
+                                             m.embed.spec.max_groups);
+    for (size_t c = 0; c < m.embed.chunks.size(); ++c) {
+      bool needed = false;
+      for (uint32_t t = 0; t < rows; ++t) needed |= uint64_t(m.cur[t]) / m.rows_per_chunk == c;
+      if (needed) r.dispatch(*m.embed_kernel, m.embed_groups[vi][c], g);
+    }
+  }
+  for (const Layer& Ly : m.layers) {
+    const LayerPass& L = Ly.pass[vi];
+    if (on(KernelFamily::Qkv)) {
+      if (L.norms) L.n_attn.record(r);
+      L.pq.record(r);
+      L.pk.record(r);
+      L.pv.record(r);
+      if (L.rope_qk) {
+        L.rq.record(r);
+        L.rk.record(r);
+      }
+      if (L.bias_v) L.rv.record(r);
+    }
+    if (on(KernelFamily::KvCopy)) L.store.record(r);
+    if (on(KernelFamily::Attention)) L.att.record(r);
+    if (on(KernelFamily::AttnOut)) L.po.record(r);
+    if (on(KernelFamily::Ffn)) {
+      if (L.norms) L.n_ffn.record(r);
+      L.pffn.record(r);
+    }
+    if (on(KernelFamily::FfnDown)) L.pdown.record(r);
+  }
+  if (on(KernelFamily::LmHead)) {
+    const uint64_t row = uint64_t{m.cfg.n_embd} * 4;
+    if (vi) r.copy(m.x, (m.m - 1) * row, m.x_last, 0, row);
+    m.plm[vi].record(r);
+  }
+  if (readback && on(KernelFamily::Readback)) r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
+}
+
+uint32_t GpuModel::dispatches_per_token() const {
+  gpu::Recorder r(*impl_->ctx, "count");
+  record(r);
+  return r.dispatches();  // recorded only, never submitted
+}
+
+}  // namespace blockq::model
