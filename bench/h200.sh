@@ -20,6 +20,41 @@ if [ "$mode" = tests ] || [ "$mode" = full ]; then
   BLOCKQ_LIMITS=low-end $B/test_gpu > "$OUT/test_gpu_lowend.log" 2>&1; echo "test_gpu low-end exit $?"
   $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1; echo "test_k_matvec exit $?"; grep -E "PASSED|FAILED" "$OUT/test_matvec.log" | head -5
 fi
+if [ "$mode" = matvec ]; then
+  for lim in ${MV_TEST_PROFILES-adapter low-end}; do
+    BLOCKQ_LIMITS=$([ $lim = low-end ] && echo low-end) $B/test_k_matvec > "$OUT/test_matvec_$lim.log" 2>&1
+    echo "test_k_matvec ($lim) exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec_$lim.log" | head -3 | tr '\n' ' ')"
+  done
+  # The same cases without the clock warm-up, to show what it changes.
+  BLOCKQ_WARM_MS=0 $B/blockq bench matvec --formats q8_0,q4_0,q4_K,f16 --shapes 4096x14336 --batch 1 \
+    2>/dev/null > "$OUT/matvec_cold.txt"
+  $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16 --shapes 4096x14336,14336x4096 \
+    --batch 1,8 2>/dev/null > "$OUT/matvec_default.txt"
+  timeout 200 $B/blockq bench matvec --formats q8_0,q4_0,q4_K,q6_K,f16 --shapes 4096x14336,14336x4096 --batch 1 \
+    --sweep "${SWEEP1:-wg=256,512,1024;tpr=16,32;unroll=1,2;rpl=1,2}" 2>/dev/null > "$OUT/sweep_b1.txt"
+  timeout 150 $B/blockq bench matvec --formats q8_0,q4_0,q4_K --shapes 4096x14336 --batch 8 \
+    --sweep "${SWEEP8:-wg=256,512,1024;tpr=8,16,32;rpl=1,2,4}" 2>/dev/null > "$OUT/sweep_b8.txt"
+  for f in sweep_b1 sweep_b8; do
+    echo "best of $f:"
+    grep -E "^[a-z]" "$OUT/$f.txt" | sort -k1,1 -k2,2 -k3,3n -k4,4n | awk '{key=$1" "$2" "$3; if (key!=last) {print $1, $2, "b"$3, $4" us", $7, $8; last=key}}'
+  done
+  echo "cold:"; grep -E "^(device|[a-z])" "$OUT/matvec_cold.txt" | awk '{print $1, $2, $3, $4, $7}'
+  echo "default:"; grep -E "^(device|[a-z])" "$OUT/matvec_default.txt" | awk '{print $1, $2, $3, $4, $7}'
+fi
+if [ "$mode" = round ]; then
+  # One tuning round: GEMM tilings, the end-to-end run, matvec sweeps.
+  timeout 120 $B/blockq bench gemm --sweep --formats q8_0,q4_0 --shapes 4096x14336,14336x4096 --m 512 --samples 5 \
+    2>/dev/null > "$OUT/gemm_sweep.txt"
+  for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
+    set -- $p
+    timeout 150 $B/blockq bench run --preset $1 --type $2 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
+      >> "$OUT/bench_run.txt"
+  done
+  MV_TEST_PROFILES=${MV_TEST_PROFILES-adapter} SWEEP1=${SWEEP1:-wg=512,1024;tpr=16,32;unroll=1,2;rpl=1,2} \
+    SWEEP8=${SWEEP8:-wg=256,512,1024;tpr=16,32;rpl=2,4;tokens=4,8} bash "$0" matvec
+  echo "gemm:"; grep -E "^\S" "$OUT/gemm_sweep.txt" | head -40
+  echo "run:"; grep -E "^(model|prompt|generation|dispatches|memory|  [a-z])" "$OUT/bench_run.txt"
+fi
 if [ "$mode" = sweep ]; then
   tag=${TAG:-sweep}
   $B/blockq bench matvec --formats ${FORMATS:-q8_0,q4_0,q4_K} --shapes ${SHAPES:-4096x14336,14336x4096} \
@@ -39,19 +74,22 @@ if [ -f .devrun/anchors/tbo-vk.xz ] && { [ "$mode" = full ] || [ "$mode" = ggml 
     2>&1 | grep -E "MUL_MAT" | tee "$OUT/ggml_vulkan.txt"
 fi
 if [ "$mode" = final ]; then
-  for lim in adapter low-end; do
-    $B/blockq --limits $lim kernels test > "$OUT/kernels_test_$lim.txt" 2>&1; echo "kernels test ($lim) exit $?"
-    tail -1 "$OUT/kernels_test_$lim.txt"
-  done
-  for id in com.microsoft.GatherBlockQuantized blockq.Embedding; do
-    $B/blockq kernels bench $id 2>/dev/null | tee -a "$OUT/kernels_bench.txt" | tail -5
-  done
-  $B/blockq bench matvec --formats q8_0,q4_0,q4_K,q6_K --shapes 4096x14336,14336x4096 --batch 1,8 2>/dev/null \
-    | tee "$OUT/matvec_final.txt" | grep -E "^(device|q)"
-  timeout 150 $B/blockq bench gemm --formats q8_0,q4_0 --m 64,512,2048 2>/dev/null | tee "$OUT/gemm.txt" | tail -16
+  # The record for docs/perf, most important first: matvec (every format, both
+  # 8B shapes, batch 1 and 8), the end-to-end run, GEMM, ggml's figures on the
+  # same shapes, then the parity tests on this adapter.
+  $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16 --shapes 4096x14336,14336x4096 \
+    --batch 1,8 2>/dev/null | tee "$OUT/matvec_final.txt" | grep -E "^(device|[a-z])" | awk '{print $1, $2, $3, $4, $7}'
   for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
     set -- $p
     timeout 120 $B/blockq bench run --preset $1 --type $2 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
-      | tee -a "$OUT/bench_run.txt" | tail -14
+      | tee -a "$OUT/bench_run.txt" | grep -E "^(prompt|generation|  total)"
   done
+  timeout 100 $B/blockq bench gemm --formats q8_0,q4_0 --m 64,512,2048 2>/dev/null | tee "$OUT/gemm.txt" | tail -14
+  if [ -f .devrun/anchors/tbo-vk.xz ]; then
+    xz -dkc .devrun/anchors/tbo-vk.xz > /tmp/tbo-vk && chmod +x /tmp/tbo-vk
+    timeout 60 /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q4_K|q5_K|q6_K|f16),type_b=f32,m=4096,n=(1|8),k=14336' \
+      2>&1 | grep -E "MUL_MAT" > "$OUT/ggml_vulkan.txt"; wc -l < "$OUT/ggml_vulkan.txt"
+  fi
+  timeout 100 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1; echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  timeout 80 $B/test_k_gemm > "$OUT/test_gemm.log" 2>&1; echo "test_k_gemm exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_gemm.log" | tr '\n' ' ')"
 fi

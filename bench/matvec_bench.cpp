@@ -103,7 +103,7 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
               for (int rep = 0; rep < o.calls_per_sample; ++rep)
                 for (const auto& p : prepared) p.record(r);
             };
-            gpu::time_passes(ctx, 2, body);  // warm-up, compiles everything
+            gpu::keep_busy(ctx, body);  // compiles everything, ramps the clocks up
             auto t = gpu::time_passes(ctx, o.samples, body);
             const double calls = double(o.calls_per_sample) * prepared.size();
             row.us = t.median() / calls / 1e3;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "util/error.hpp"
 
@@ -104,6 +105,17 @@ double Timing::median() const {
 double Timing::min() const {
   BQ_ASSERT(!ns.empty());
   return *std::min_element(ns.begin(), ns.end());
+}
+
+void keep_busy(const Context& ctx, const std::function<void(Recorder&)>& body, double ms) {
+  if (const char* e = std::getenv("BLOCKQ_WARM_MS"); e && *e) ms = std::atof(e);
+  const auto t0 = std::chrono::steady_clock::now();
+  do {
+    Recorder rec(ctx, "warm-up");
+    body(rec);
+    rec.submit();
+    ctx.finish();
+  } while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() < ms);
 }
 
 Timing time_passes(const Context& ctx, int samples, const std::function<void(Recorder&)>& body) {

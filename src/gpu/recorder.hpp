@@ -62,4 +62,12 @@ struct Timing {
 };
 Timing time_passes(const Context& ctx, int samples, const std::function<void(Recorder&)>& body);
 
+// Submits `body` again and again, waiting for each, until `ms` milliseconds of
+// wall time have passed (at least once). A GPU that sat idle (while the host
+// uploaded weights or compiled pipelines) runs at a low clock and ramps up
+// only under sustained load (on the H200, repeat timings of one kernel right
+// after host work differed by up to 3x). Benchmarks call this before time_passes. ms <= 0 runs
+// body once. BLOCKQ_WARM_MS overrides ms.
+void keep_busy(const Context& ctx, const std::function<void(Recorder&)>& body, double ms = 150);
+
 }  // namespace blockq::gpu

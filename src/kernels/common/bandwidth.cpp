@@ -45,7 +45,7 @@ Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes) {
   auto body = [&](gpu::Recorder& r) {
     for (int i = 0; i < per_pass; ++i) r.dispatch(k, bg, grid);
   };
-  gpu::time_passes(ctx, 2, body);  // warm-up
+  gpu::keep_busy(ctx, body);  // warm-up: clocks at their sustained rate
   auto t = gpu::time_passes(ctx, samples, body);
   Bandwidth b;
   b.bytes = bytes;

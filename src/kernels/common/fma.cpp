@@ -27,7 +27,7 @@ FmaPeak measure_fma_peak(const gpu::Context& ctx, uint32_t groups, uint32_t iter
   auto body = [&](gpu::Recorder& r) {
     for (int i = 0; i < per_pass; ++i) r.dispatch(k, bg, grid);
   };
-  gpu::time_passes(ctx, 1, body);  // warm-up
+  gpu::keep_busy(ctx, body);  // warm-up: clocks at their sustained rate
   auto t = gpu::time_passes(ctx, samples, body);
   FmaPeak p;
   p.flops = 64.0 * iters * double(grid.x) * grid.y * wg;

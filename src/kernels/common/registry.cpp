@@ -124,7 +124,7 @@ std::vector<float> f16_to_floats(std::span<const uint16_t> h) {
 }
 
 BenchRow time_body(gpu::Context& ctx, int samples, const std::function<void(gpu::Recorder&)>& body) {
-  gpu::time_passes(ctx, 2, body);  // warm-up: pipelines, first touches
+  gpu::keep_busy(ctx, body);  // warm-up: pipelines, first touches, clocks
   const gpu::Timing t = gpu::time_passes(ctx, samples, body);
   BenchRow r;
   r.us_median = t.median() / 1e3;

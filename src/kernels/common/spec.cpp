@@ -32,6 +32,7 @@ std::string KernelSpec::key() const {
   static const char* epi[] = {"store", "acc", "silu_gate", "rope"};
   std::string s = fmt::format("{}.{}.n{}.k{}.m{}.wg{}.tpr{}.tile{}.tok{}.u{}", op_name(op), weight.name(),
                               n, k, m, wg, tpr, tile, tokens, unroll);
+  if (rpl != 1) s += fmt::format(".rpl{}", rpl);
   if (tile_m || tile_n || reg_m || reg_n) s += fmt::format(".t{}x{}.r{}x{}", tile_m, tile_n, reg_m, reg_n);
   s += fmt::format(".g{}", max_groups);
   if (features.subgroups) s += ".sg";

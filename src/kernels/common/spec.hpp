@@ -60,6 +60,7 @@ struct KernelSpec {
   uint32_t tile = 0;    // staged input elements per token (matvec), tile k (gemm)
   uint32_t tokens = 1;  // tokens per workgroup (z chunk) (matvec)
   uint32_t unroll = 1;  // units a lane loads before it computes (matvec)
+  uint32_t rpl = 1;     // rows each lane group computes, sharing its x reads (matvec)
   uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0;  // gemm register tiling
   uint32_t max_groups = 65535;  // the adapter's workgroups per dimension
   FeatureSet features;
@@ -67,7 +68,7 @@ struct KernelSpec {
   uint32_t variant = 0;  // family-specific switch (e.g. index dtype, output dtype)
 
   bool operator==(const KernelSpec&) const = default;
-  uint32_t rpw() const { return wg / tpr; }  // rows per workgroup
+  uint32_t rpw() const { return wg / tpr * rpl; }  // rows per workgroup
   // Canonical text of every field: the cache key and the pipeline label.
   std::string key() const;
   size_t hash() const { return std::hash<std::string>{}(key()); }

@@ -190,7 +190,9 @@ TEST(Gemm, PlanFollowsTheLimits) {
       EXPECT_EQ(s.tile_n % s.reg_n, 0u);
       for (const auto& t : candidates(low, kind_of(Format::Q4_K), hook(h), m_class(m))) {
         EXPECT_LE(shared_bytes(t, hook(h)), 16384u);
-        if (t.algo != kClassic) EXPECT_TRUE(t.reg_m % 4 == 0 && t.reg_n % 4 == 0) << label(t);
+        if (t.algo != kClassic) {
+          EXPECT_TRUE(t.reg_m % 4 == 0 && t.reg_n % 4 == 0) << label(t);
+        }
         EXPECT_LE((t.tile_m / t.reg_m) * (t.tile_n / t.reg_n), 256u);
       }
     }
@@ -230,7 +232,9 @@ TEST(Gemm, TunerKeepsTheFasterAndCaches) {
   auto r = tune(ctx, kind_of(Format::Q8_0), 96, 64, 0, {}, o);
   EXPECT_FALSE(r.from_cache);
   EXPECT_LE(r.ns_best, r.ns_default);  // never slower than the default
-  if (!(r.tiling == r.default_tiling)) EXPECT_LT(r.ns_best, r.ns_default);
+  if (!(r.tiling == r.default_tiling)) {
+    EXPECT_LT(r.ns_best, r.ns_default);
+  }
   std::printf("  tuned %s: %ux%u r%ux%u tk%u %.1f us (default %.1f us)\n", r.key.c_str(), r.tiling.tile_m,
               r.tiling.tile_n, r.tiling.reg_m, r.tiling.reg_n, r.tiling.tile_k, r.ns_best / 1e3, r.ns_default / 1e3);
   auto c = tune(ctx, kind_of(Format::Q8_0), 96, 64, 0, {}, o);

@@ -131,7 +131,7 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
     auto body = [&](gpu::Recorder& r) {
       for (int i = 0; i < opt.reps; ++i) p.record(r);
     };
-    gpu::time_passes(ctx, 1, body);  // warm-up (compiles)
+    gpu::keep_busy(ctx, body);  // warm-up: compiles, ramps the clocks up
     return gpu::time_passes(ctx, opt.samples, body).median() / opt.reps;
   };
   res.ns_default = time_one(*def);

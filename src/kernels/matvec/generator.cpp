@@ -75,32 +75,74 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
 
 // Accumulator of weight w, token t: one scalar each, so nothing is indexed
 // at run time.
-std::string acc(const std::string& w, uint32_t t) { return fmt::format("acc{}{}", w, t); }
+std::string acc(const std::string& w, uint32_t t, uint32_t i = 0) {
+  return i ? fmt::format("acc{}{}r{}", w, t, i) : fmt::format("acc{}{}", w, t);
+}
 
-// The body that loads UNROLL units of each weight, then decodes them chunk by
-// chunk into the per-token accumulators (units in increasing order).
-std::string unit_loop(const KernelSpec& s, uint32_t chunks) {
+// One step of a lane: load UNROLL units of each weight for each of its rows,
+// then decode them chunk by chunk (units in increasing order). Scaled formats
+// sum the raw codes times x over each scale group, then add scale * sum (and
+// min * sum(x), staged in the unit's padding vec4) to the token's accumulator;
+// float formats add each chunk's products directly. (Loading the next step's
+// units before computing, or before staging x, was slower on the H200: the
+// doubled unit registers spilled at 1024 invocations.)
+std::string unit_loop(const KernelSpec& s, const UnitInfo& ui) {
   const std::vector<std::string> ws = weights(s) == 2 ? std::vector<std::string>{"A", "B"}
                                                       : std::vector<std::string>{"A"};
+  const uint32_t gch = ui.group ? ui.group / 8 : 1;  // chunks per group
+  // Name of weight w's unit j of the lane group's row i.
+  auto un = [](uint32_t j, const std::string& w, uint32_t i) { return fmt::format("un{}{}r{}", j, w, i); };
   std::string o;
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        let uu{0} = u + {0}u * TPR;\n", j);
-    for (const auto& w : ws) o += fmt::format("        var un{0}{1}: Unit{1};\n", j, w);
+    for (uint32_t i = 0; i < s.rpl; ++i)
+      for (const auto& w : ws) o += fmt::format("        var {}: Unit{};\n", un(j, w, i), w);
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
-    for (const auto& w : ws) o += fmt::format("          un{0}{1} = load{1}(row, uu{0});\n", j, w);
+    for (uint32_t i = 0; i < s.rpl; ++i)
+      for (const auto& w : ws) o += fmt::format("          {} = load{}(row{}, uu{});\n", un(j, w, i), w, i, j);
     o += "        }\n";
   }
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
     o += fmt::format("          let xb = (uu{0} - u0) * UNIT4P;  // the unit's first vec4 in xs\n", j);
-    for (uint32_t c = 0; c < chunks; ++c) {
-      for (const auto& w : ws) o += fmt::format("          let w{0}{1} = chunk{1}(un{2}{1}, {0}u);\n", c, w, j);
+    if (ui.has_min)
+      for (uint32_t t = 0; t < s.tokens; ++t)
+        o += fmt::format("          let sx_{0} = xs[{0}u * TILE4P + xb + UNIT / 4u];  // sum(x) per group\n", t);
+    for (uint32_t c0 = 0; c0 < ui.chunks; c0 += gch) {
+      const uint32_t g = c0 / gch;
+      for (uint32_t c = c0; c < c0 + gch; ++c)
+        for (uint32_t i = 0; i < s.rpl; ++i)
+          for (const auto& w : ws)
+            o += fmt::format("          let w{0}{1}r{2} = chunk{1}({3}, {0}u);\n", c, w, i, un(j, w, i));
+      if (ui.group)
+        for (uint32_t i = 0; i < s.rpl; ++i)
+          for (const auto& w : ws) {
+            o += fmt::format("          let sc{0}{1}r{2} = scale{1}({3}, {0}u);\n", g, w, i, un(j, w, i));
+            if (ui.has_min)
+              o += fmt::format("          let mn{0}{1}r{2} = min{1}({3}, {0}u);\n", g, w, i, un(j, w, i));
+          }
       for (uint32_t t = 0; t < s.tokens; ++t) {
-        o += fmt::format("          let xa{0}_{1} = xs[{2}u * TILE4P + xb + {3}u];\n", c, t, t, 2 * c);
-        o += fmt::format("          let xc{0}_{1} = xs[{2}u * TILE4P + xb + {3}u];\n", c, t, t, 2 * c + 1);
-        for (const auto& w : ws)
-          o += fmt::format("          {0} = {0} + (dot(w{1}{2}.a, xa{1}_{3}) + dot(w{1}{2}.b, xc{1}_{3}));\n",
-                           acc(w, t), c, w, t);
+        for (uint32_t c = c0; c < c0 + gch; ++c) {
+          o += fmt::format("          let xa{0}_{1} = xs[{1}u * TILE4P + xb + {2}u];\n", c, t, 2 * c);
+          o += fmt::format("          let xc{0}_{1} = xs[{1}u * TILE4P + xb + {2}u];\n", c, t, 2 * c + 1);
+        }
+        for (uint32_t i = 0; i < s.rpl; ++i)
+          for (const auto& w : ws) {
+            const std::string wr = w + "r" + std::to_string(i);
+            auto d = [&](uint32_t c) {
+              return fmt::format("(dot(w{0}{1}.a, xa{0}_{2}) + dot(w{0}{1}.b, xc{0}_{2}))", c, wr, t);
+            };
+            if (!ui.group) {
+              o += fmt::format("          {0} = {0} + {1};\n", acc(w, t, i), d(c0));
+              continue;
+            }
+            const std::string pv = fmt::format("p{}{}_{}", wr, g, t);
+            o += fmt::format("          var {} = {};\n", pv, d(c0));
+            for (uint32_t c = c0 + 1; c < c0 + gch; ++c) o += fmt::format("          {0} = {0} + {1};\n", pv, d(c));
+            o += fmt::format("          {0} = {0} + sc{1}{2} * {3};\n", acc(w, t, i), g, wr, pv);
+            if (ui.has_min)
+              o += fmt::format("          {0} = {0} + mn{1}{2} * sx_{3}[{1}];\n", acc(w, t, i), g, wr, t);
+          }
       }
     }
     o += "        }\n";
@@ -114,20 +156,42 @@ std::string reduce(const KernelSpec& s) {
                                                       : std::vector<std::string>{"A"};
   std::string o;
   for (size_t wi = 0; wi < ws.size(); ++wi)
-    for (uint32_t t = 0; t < s.tokens; ++t) {
-      const uint32_t slot = static_cast<uint32_t>(wi) * s.tokens + t;
-      if (s.features.subgroups) {
-        // Butterfly over the TPR lanes of a row (consecutive subgroup invocations).
-        o += fmt::format("  {{\n    var v = {};\n", acc(ws[wi], t));
-        o += "    for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) { v = v + subgroupShuffleXor(v, msk); }\n";
-        o += fmt::format("    if (ln == 0u && lr < RPW) {{ rs[{}u * RPW + lr] = v; }}\n  }}\n", slot);
-      } else {
-        o += fmt::format("  red[li] = {};\n  workgroupBarrier();\n", acc(ws[wi], t));
-        o += "  for (var s = TPR / 2u; s > 0u; s = s / 2u) {\n";
-        o += "    if (ln < s) { red[li] = red[li] + red[li + s]; }\n    workgroupBarrier();\n  }\n";
-        o += fmt::format("  if (ln == 0u) {{ rs[{}u * RPW + lr] = red[li]; }}\n  workgroupBarrier();\n", slot);
+    for (uint32_t t = 0; t < s.tokens; ++t)
+      for (uint32_t i = 0; i < s.rpl; ++i) {
+        const uint32_t slot = static_cast<uint32_t>(wi) * s.tokens + t;
+        const std::string dst = fmt::format("rs[{}u * RPW + lr + {}u * LPW]", slot, i);
+        if (s.features.subgroups) {
+          // Butterfly over the TPR lanes of a row (consecutive subgroup invocations).
+          o += fmt::format("  {{\n    var v = {};\n", acc(ws[wi], t, i));
+          o += "    for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) { v = v + subgroupShuffleXor(v, msk); }\n";
+          o += fmt::format("    if (ln == 0u && lr < LPW) {{ {} = v; }}\n  }}\n", dst);
+        } else {
+          o += fmt::format("  red[li] = {};\n  workgroupBarrier();\n", acc(ws[wi], t, i));
+          o += "  for (var s = TPR / 2u; s > 0u; s = s / 2u) {\n";
+          o += "    if (ln < s) { red[li] = red[li] + red[li + s]; }\n    workgroupBarrier();\n  }\n";
+          o += fmt::format("  if (ln == 0u) {{ {} = red[li]; }}\n  workgroupBarrier();\n", dst);
+        }
       }
-    }
+  return o;
+}
+
+// Formats with a min: after staging, the sum of x over each scale group of
+// each staged unit goes into the unit's padding vec4 (component g), added as
+// s4 = v0 + v1 + ... (vec4s in order), then (s4.x + s4.y) + (s4.z + s4.w).
+std::string sum_x(const UnitInfo& ui) {
+  if (!ui.has_min) return "";
+  BQ_ASSERT(ui.groups() <= 4, "{} groups per unit", ui.groups());
+  std::string o =
+      "    for (var i = li; i < TOKENS * (TILE / UNIT); i += WG) {\n"
+      "      let base = (i / (TILE / UNIT)) * TILE4P + (i % (TILE / UNIT)) * UNIT4P;\n"
+      "      var sv = vec4<f32>(0.0);\n";
+  for (uint32_t g = 0; g < ui.groups(); ++g) {
+    o += fmt::format("      {{\n        var s4 = xs[base + {}u];\n", g * ui.group / 4);
+    o += fmt::format("        for (var j = 1u; j < {}u; j++) {{ s4 = s4 + xs[base + {}u + j]; }}\n", ui.group / 4,
+                     g * ui.group / 4);
+    o += fmt::format("        sv[{}] = (s4.x + s4.y) + (s4.z + s4.w);\n      }}\n", g);
+  }
+  o += "      xs[base + UNIT / 4u] = sv;\n    }\n    workgroupBarrier();";
   return o;
 }
 
@@ -195,12 +259,15 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   s.features.subgroups = opt.subgroups.value_or(sg_ok) && sg_ok;
   const uint32_t upr = ui.kp / ui.unit;
   // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup and
-  // 32 lanes per row won at batch 1; half of each at batch 8).
+  // 32 lanes per row won at batch 1, except for Q6_K's 128-element units,
+  // whose registers spill at 1024 invocations; at batch 8, 512 invocations of
+  // 16 lanes, 2 rows per lane group and 4 tokens per workgroup).
   const bool batched = m > 1;
-  s.tpr = opt.tpr.value_or(std::min<uint32_t>(batched ? 16 : 32, pow2_floor(upr)));
+  const bool big_unit = ui.unit >= 128;
+  s.tpr = opt.tpr.value_or(std::min<uint32_t>(batched || big_unit ? 16 : 32, pow2_floor(upr)));
   if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
   const uint32_t max_inv = pow2_floor(lim.invocations);
-  s.wg = opt.wg.value_or(std::min<uint32_t>(batched ? 512 : 1024, max_inv));
+  s.wg = opt.wg.value_or(std::min<uint32_t>(batched || big_unit ? 512 : 1024, max_inv));
   if (s.features.subgroups) s.wg = std::max(s.wg, pow2_floor(lim.subgroup_max) * (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1));
   const bool rope = hooks.epilogue == Epilogue::Rope;
   s.wg = std::max(s.wg, s.tpr * (rope ? 2 : 1));
@@ -214,8 +281,12 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
              "matvec rope: head_dim {} and n_rot {} must be even, n_rot <= head_dim, n = {} whole heads",
              hooks.head_dim, hooks.n_rot, n);
   }
-  s.tokens = std::min(opt.tokens.value_or(8), m);
+  s.tokens = std::min(opt.tokens.value_or(4), m);
   s.unroll = opt.unroll.value_or(1);
+  // Batched tokens reuse each x read for several rows (workgroup-memory reads
+  // of x, not weights, bound the batched kernel).
+  s.rpl = opt.rpl.value_or(batched ? 2 : 1);
+  BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
   while (true) {
     s.tile = 0;
     const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
@@ -273,7 +344,9 @@ std::string wgsl(const KernelSpec& s) {
   Template t(wgsl_file("kernels/matvec/matvec.wgsl"), label);
   t.set("ENABLE", s.features.subgroups ? "enable subgroups;" : "");
   t.set_u("K", s.k).set_u("KP", ui.kp).set_u("N", s.n).set_u("M", s.m).set_u("WG", s.wg).set_u("TPR", s.tpr);
+  t.set_u("RPL", s.rpl);
   t.set_u("TOKENS", s.tokens).set_u("TILE", s.tile).set_u("UNROLL", s.unroll).set_u("UNIT", ui.unit);
+  t.set_u("GROUP", ui.group ? ui.group : 8);
   t.set_f("EPS", s.hooks.eps);
   t.set("REDUCE_KIND", s.features.subgroups ? "a subgroup butterfly (subgroupShuffleXor)"
                                             : "a tree reduction in workgroup memory");
@@ -344,7 +417,12 @@ std::string wgsl(const KernelSpec& s) {
   } else {
     t.set("LANES", "  let lr = li / TPR;\n  let ln = li % TPR;");
   }
-  t.set("ROW_MAP", row_map(s, "lr"));
+  std::string rows = "  // The lane group's rows in this chunk's weights; past the end, reads of the\n"
+                     "  // last row stand in (their sums are never stored).\n";
+  rows += "  let row_first = " + row_map(s, "lr") + ";\n";
+  for (uint32_t i = 0; i < s.rpl; ++i)
+    rows += fmt::format("  let row{} = min({}, params.rows - 1u);\n", i, row_map(s, fmt::format("lr + {}u * LPW", i)));
+  t.set("ROWS", rows);
   t.set("ROW_MAP_SLOT", row_map(s, "slot"));
   if (s.hooks.prologue == Prologue::RmsNorm) {
     t.set("PROLOGUE",
@@ -363,18 +441,20 @@ std::string wgsl(const KernelSpec& s) {
           "    if (li == 0u) { nscale[t] = 1.0 / sqrt(red[0] / f32(K) + EPS); }\n"
           "    workgroupBarrier();\n"
           "  }");
-    t.set("STAGE_HOOK", "        v = (v * nscale[t]) * nw4[e / 4u];");
+    t.set("STAGE_HOOK", "          v[q] = (v[q] * nscale[t]) * nw4[e / 4u];");
   } else {
     t.set("PROLOGUE", "");
     t.set("STAGE_HOOK", "");
   }
   std::string accs;
-  for (uint32_t tk = 0; tk < s.tokens; ++tk) {
-    accs += "  var " + acc("A", tk) + " = 0.0;\n";
-    if (weights(s) == 2) accs += "  var " + acc("B", tk) + " = 0.0;\n";
-  }
+  for (uint32_t tk = 0; tk < s.tokens; ++tk)
+    for (uint32_t i = 0; i < s.rpl; ++i) {
+      accs += "  var " + acc("A", tk, i) + " = 0.0;\n";
+      if (weights(s) == 2) accs += "  var " + acc("B", tk, i) + " = 0.0;\n";
+    }
   t.set("ACC_DECL", accs);
-  t.set("UNIT_LOOP", unit_loop(s, ui.chunks));
+  t.set("UNIT_LOOP", unit_loop(s, ui));
+  t.set("SUMX", sum_x(ui));
   t.set("REDUCE", reduce(s));
   t.set("EPILOGUE", epilogue(s));
   return t.render();

@@ -17,7 +17,7 @@ namespace blockq::matvec {
 // are derived from the limits.
 struct Options {
   std::optional<bool> subgroups;  // default: on where the device has them
-  std::optional<uint32_t> wg, tpr, unroll, tokens;
+  std::optional<uint32_t> wg, tpr, unroll, tokens, rpl;
   std::optional<uint32_t> max_tile;  // cap the staged tile (tests of tiling)
 };
 

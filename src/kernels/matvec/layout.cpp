@@ -2,6 +2,7 @@
 // layout.hpp and the fmt/*.wgsl snippets, which read exactly these words).
 #include "kernels/matvec/layout.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -40,17 +41,22 @@ UnitInfo unit_info(const WeightKind& kind, uint32_t k) {
     side = true;
     const uint64_t nb = (uint64_t{k} + kind.block_size - 1) / kind.block_size;
     const uint64_t padded = nb * kind.block_size;
-    return {unit, unit / 8, static_cast<uint32_t>((padded + unit - 1) / unit * unit), side};
+    return {unit, unit / 8, static_cast<uint32_t>((padded + unit - 1) / unit * unit), side,
+            std::min(unit, kind.block_size), false};
   }
+  uint32_t group = 32;
+  bool has_min = false;
   switch (kind.format) {
     case Format::Q8_0: case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
       side = true;
       break;
     case Format::Q4_K: case Format::Q5_K: unit = 64; break;
-    case Format::Q6_K: unit = 128; side = true; break;
-    case Format::F32: case Format::F16: case Format::BF16: break;
+    case Format::Q6_K: unit = 128; group = 16; side = true; break;
+    case Format::F32: case Format::F16: case Format::BF16: group = 0; break;
   }
-  return {unit, unit / 8, (k + unit - 1) / unit * unit, side};
+  has_min = kind.format == Format::Q4_1 || kind.format == Format::Q5_1 || kind.format == Format::Q4_K ||
+            kind.format == Format::Q5_K;
+  return {unit, unit / 8, (k + unit - 1) / unit * unit, side, group, has_min};
 }
 
 void validate(const HostWeight& w) {

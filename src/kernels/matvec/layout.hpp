@@ -26,6 +26,12 @@ struct UnitInfo {
   uint32_t chunks;  // unit / 8
   uint32_t kp;      // k padded to whole units
   bool has_side;    // the format uses a side array
+  // Elements per scale group (a multiple of 8 dividing unit): the kernel sums
+  // the raw codes times x over a group, then multiplies by the group's scale
+  // once. 0 for the float formats, which have no scale.
+  uint32_t group = 0;
+  bool has_min = false;  // y = scale * q + min: the kernel adds min * sum(x) per group
+  uint32_t groups() const { return group ? unit / group : 0; }
 };
 UnitInfo unit_info(const WeightKind& kind, uint32_t k);
 

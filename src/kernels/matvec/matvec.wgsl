@@ -1,13 +1,14 @@
 // Quantized matrix-vector product, generated per model and adapter:
 //   y[t, r] = epilogue( sum_e x'[t, e] * W[r, e] ),  x: [M, K] f32, W: [N, K], y: [M, N] f32
 // where x' is x, or RMSNorm(x) * nw when the prologue is on.
-// A workgroup of WG invocations computes RPW = WG / TPR rows for TOKENS
+// A workgroup of WG invocations computes RPW = (WG / TPR) * RPL rows for TOKENS
 // tokens (the z axis is the token chunk). TPR invocations share a row: lane
 // ln takes units u = ln, ln + TPR, ... of each staged tile (a unit is UNIT
 // elements, decoded 8 at a time by the format's chunk function). x is staged
 // once per workgroup in workgroup memory, TILE elements per token at a time.
 // Lane partial sums are added by {{REDUCE_KIND}}; the epilogue runs once per
-// (token, row). Summation order depends only on WG, TPR, TILE and UNROLL and
+// (token, row). Lane groups of TPR lanes own RPL rows each and decode them
+// against the same x reads. Summation order depends only on WG, TPR, TILE and UNROLL and
 // is reproduced by the CPU twin (twin.cpp).
 {{ENABLE}}
 const K: u32 = {{K}};          // input length (elements)
@@ -16,7 +17,9 @@ const N: u32 = {{N}};          // output rows in total (y row stride)
 const M: u32 = {{M}};          // tokens
 const WG: u32 = {{WG}};
 const TPR: u32 = {{TPR}};
-const RPW: u32 = WG / TPR;
+const RPL: u32 = {{RPL}};      // rows per lane group: lane group lr has rows lr + i * LPW, i < RPL
+const LPW: u32 = WG / TPR;     // lane groups per workgroup
+const RPW: u32 = LPW * RPL;    // rows per workgroup
 const TOKENS: u32 = {{TOKENS}};
 const TILE: u32 = {{TILE}};    // staged elements per token, a multiple of UNIT
 const TILE4: u32 = TILE / 4u;
@@ -26,6 +29,7 @@ const UNIT4P: u32 = UNIT / 4u + 1u;
 const TILE4P: u32 = (TILE / UNIT) * UNIT4P;
 const UNROLL: u32 = {{UNROLL}};
 const UNIT: u32 = {{UNIT}};    // elements per unit
+const GROUP: u32 = {{GROUP}};  // elements per scale group
 const UPR: u32 = KP / UNIT;    // units per row
 const EPS: f32 = {{EPS}};
 
@@ -40,28 +44,23 @@ var<workgroup> rs: array<f32, {{RS_SIZE}}>;                     // row sums [wei
 var<workgroup> nscale: array<f32, TOKENS>;
 {{SHARED_EXTRA}}
 
-struct W8 { a: vec4<f32>, b: vec4<f32> }  // 8 decoded weights
+struct W8 { a: vec4<f32>, b: vec4<f32> }  // 8 raw codes (or values, for float formats)
 
-// Byte and bit-field extraction with extractBits (one bit-field instruction
-// per element where the hardware has one), exact integers either way.
-fn i8x4(w: u32) -> vec4<f32> {
-  let v = bitcast<i32>(w);
-  return vec4<f32>(f32(extractBits(v, 0u, 8u)), f32(extractBits(v, 8u, 8u)), f32(extractBits(v, 16u, 8u)),
-                   f32(extractBits(v, 24u, 8u)));
+// Codes become floats without int-to-float conversions (an eighth-rate
+// instruction on many GPUs): a code v < 2^23 goes into the mantissa of 2^23,
+// then 2^23 + off is subtracted, giving v - off exactly (off a small integer).
+fn mag4(v: vec4<u32>, off: f32) -> vec4<f32> {
+  return bitcast<vec4<f32>>(v | vec4<u32>(0x4B000000u)) - (8388608.0 + off);
 }
-fn u8x4(w: u32) -> vec4<f32> {
-  return vec4<f32>(f32(extractBits(w, 0u, 8u)), f32(extractBits(w, 8u, 8u)), f32(extractBits(w, 16u, 8u)),
-                   f32(extractBits(w, 24u, 8u)));
+// Byte i of w in lane i.
+fn bytes4(w: u32) -> vec4<u32> { return (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u); }
+// The nibble at bit `sh` (0 or 4) of byte i of w in lane i.
+fn nibs4(w: u32, sh: u32) -> vec4<u32> {
+  return (vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(15u);
 }
-// Nibbles at bit `sh` (0 or 4) of each byte of w.
-fn nib4(w: u32, sh: u32) -> vec4<f32> {
-  return vec4<f32>(f32(extractBits(w, sh, 4u)), f32(extractBits(w, sh + 8u, 4u)), f32(extractBits(w, sh + 16u, 4u)),
-                   f32(extractBits(w, sh + 24u, 4u)));
-}
-// Bit `b` of each byte of w, as 0.0 or 1.0.
-fn bit4(w: u32, b: u32) -> vec4<f32> {
-  return vec4<f32>(f32(extractBits(w, b, 1u)), f32(extractBits(w, b + 8u, 1u)), f32(extractBits(w, b + 16u, 1u)),
-                   f32(extractBits(w, b + 24u, 1u)));
+// Bit `b` of byte i of w, moved to bit 4 (the fifth bit of a 5-bit code).
+fn hbit4(w: u32, b: u32) -> vec4<u32> {
+  return ((vec4<u32>(w) >> vec4<u32>(b, b + 8u, b + 16u, b + 24u)) & vec4<u32>(1u)) << vec4<u32>(4u);
 }
 fn f16pair(w: u32, hi: bool) -> f32 {
   let v = unpack2x16float(w);
@@ -79,30 +78,38 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let live = wg * RPW < params.rows;     // a padding workgroup still joins the barriers
   let z = wid.z;                         // token chunk
 {{LANES}}
-  let row = {{ROW_MAP}};                 // row in this chunk's weights
-  let valid = live && lr < RPW && row < params.rows;
+{{ROWS}}
+  let valid = live && lr < LPW && row_first < params.rows;
 
   // Prologue: per-token statistics of x (RMSNorm), each reduced over WG.
 {{PROLOGUE}}
 
 {{ACC_DECL}}
   for (var t0 = 0u; t0 < KP; t0 += TILE) {
-    // Stage x[t, t0 .. t0 + TILE) for the chunk's tokens; zeros past K and M.
-    for (var i = li; i < TOKENS * TILE4; i += WG) {
-      let t = i / TILE4;
-      let e = t0 + (i % TILE4) * 4u;
-      let tg = z * TOKENS + t;
-      var v = vec4<f32>(0.0);
-      if (tg < M && e < K) {
-        v = x4[(tg * K + e) / 4u];
-{{STAGE_HOOK}}
-      }
-      let j = i % TILE4;
-      xs[t * TILE4P + (j / (UNIT / 4u)) * UNIT4P + j % (UNIT / 4u)] = v;
-    }
-    workgroupBarrier();
     let u0 = t0 / UNIT;
     let u1 = min(KP, t0 + TILE) / UNIT;
+    // Stage x[t, t0 .. t0 + TILE) for the chunk's tokens; zeros past K and M.
+    // Four loads are issued before their stores.
+    for (var i0 = li; i0 < TOKENS * TILE4; i0 += 4u * WG) {
+      var v: array<vec4<f32>, 4>;
+      for (var q = 0u; q < 4u; q++) {
+        let i = i0 + q * WG;
+        let t = i / TILE4;
+        let e = t0 + (i % TILE4) * 4u;
+        let tg = z * TOKENS + t;
+        if (i < TOKENS * TILE4 && tg < M && e < K) {
+          v[q] = x4[(tg * K + e) / 4u];
+{{STAGE_HOOK}}
+        }
+      }
+      for (var q = 0u; q < 4u; q++) {
+        let i = i0 + q * WG;
+        let j = i % TILE4;
+        if (i < TOKENS * TILE4) { xs[(i / TILE4) * TILE4P + (j / (UNIT / 4u)) * UNIT4P + j % (UNIT / 4u)] = v[q]; }
+      }
+    }
+    workgroupBarrier();
+{{SUMX}}
     if (valid) {
       for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {
 {{UNIT_LOOP}}

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "kernels/matvec/op.hpp"
+#include "kernels/matvec/raw.hpp"
 #include "kernels/matvec/twin.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
@@ -240,6 +241,28 @@ TEST(Matvec, LaneAndUnrollVariantsCoverEveryUnit) {
   }
 }
 
+TEST(Matvec, SeveralRowsPerLaneGroup) {
+  // Each lane group owns rpl rows (ragged n, so some lanes read stand-in rows),
+  // with two weights (SiLU-gate), RoPE pairs, the prologue and both reductions.
+  auto kinds = all_kinds();
+  uint32_t seed = 1500;
+  for (uint32_t rpl : {2u, 3u, 4u})
+    for (const char* hn : {"silu", "rope_neox", "rmsnorm"}) {
+      for (int i : {4, 8}) {  // q4_1 (a min), q4_K
+        const Hooks h = hook(hn);
+        const bool rope = h.epilogue == Epilogue::Rope;
+        if (rope && rpl == 3) continue;  // RoPE pairs need an even row count per workgroup
+        Case c{kinds[i], h, rope ? 48u : 53u, kinds[i].block * 2, 3, {}};
+        c.opt.rpl = rpl;
+        c.opt.wg = 64;
+        c.opt.tpr = 4;
+        c.opt.subgroups = rpl != 3;
+        auto e = run_case(c, seed++);
+        EXPECT_LT(e.vs_twin, rope ? 2e-3 : 1e-4) << kinds[i].name << " " << hn << " rpl=" << rpl;
+      }
+    }
+}
+
 TEST(Matvec, WeightSplitAcrossBindingsByRows) {
   auto kinds = all_kinds();
   // Force chunks of 4 KiB: 600 rows of Q8_0 k=256 split into many bindings.
@@ -251,6 +274,32 @@ TEST(Matvec, WeightSplitAcrossBindingsByRows) {
   r.max_chunk_bytes = 8192;
   e = run_case(r, 1235);
   EXPECT_LT(e.vs_twin, 2e-3);
+}
+
+TEST(Matvec, RawCodesTimesScalesGiveTheReferenceDequantization) {
+  // The twin's decode (codes, group scales, mins) must reproduce ggml's and
+  // ONNX Runtime's dequantizers bit for bit: scale * code + min in f32.
+  for (const Kind& kind : all_kinds()) {
+    const uint32_t n = 5, k = std::max(kind.block * 2, 96u) / kind.block * kind.block;
+    OwnedWeight w = make_weight(kind.kind, n, k, 4242);
+    fix(w);
+    const UnitInfo ui = unit_info(kind.kind, k);
+    const RawRows raw = raw_rows(w.host, 0, n);
+    const std::vector<float> ref = dequantize_rows(w.host, 0, n);
+    ASSERT_EQ(raw.code.size(), ref.size()) << kind.name;
+    size_t bad = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      float v = raw.code[i];
+      if (ui.group) {
+        const size_t g = (i / ui.kp) * (ui.kp / ui.group) + (i % ui.kp) / ui.group;
+        v = raw.scale[g] * v;
+        if (ui.has_min) v = v + raw.min[g];
+      }
+      if (i % ui.kp < k && std::memcmp(&v, &ref[i], 4) != 0 && ++bad < 4)
+        ADD_FAILURE() << kind.name << " element " << i << ": " << v << " != " << ref[i];
+    }
+    EXPECT_EQ(bad, 0u) << kind.name;
+  }
 }
 
 TEST(Matvec, PlanFollowsTheLimits) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/common/reduce_twin.hpp"
+#include "kernels/matvec/raw.hpp"
 #include "util/error.hpp"
 
 namespace blockq::matvec {
@@ -47,18 +48,48 @@ std::vector<float> staged(const KernelSpec& s, const TwinInputs& in, uint32_t t,
   return xs;
 }
 
-// The kernel's sum for one row (w: the row's kp decoded weights).
-float row_sum(const KernelSpec& s, const float* w, const float* xs, const UnitInfo& ui) {
+// Sum of the staged x over each scale group (the kernel's staging order).
+std::vector<float> group_sums(const float* xs, const UnitInfo& ui) {
+  std::vector<float> out(ui.kp / ui.group);
+  for (size_t g = 0; g < out.size(); ++g) {
+    const float* v = xs + g * ui.group;
+    float s4[4] = {v[0], v[1], v[2], v[3]};
+    for (uint32_t j = 4; j < ui.group; j += 4)
+      for (int c = 0; c < 4; ++c) s4[c] = s4[c] + v[j + c];
+    out[g] = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+  }
+  return out;
+}
+
+// One row of a weight in twin form: codes, and per group scale and min.
+struct RowView {
+  const float* code;
+  const float* scale;  // null for float formats
+  const float* min;    // null without a min
+};
+
+// The kernel's sum for one row (codes padded to kp; sx: group sums of xs).
+float row_sum(const KernelSpec& s, const RowView& w, const float* xs, const float* sx, const UnitInfo& ui) {
   std::vector<float> lanes(s.tpr, 0.f);
+  const uint32_t gch = ui.group ? ui.group / 8 : 1;
   for (uint32_t t0 = 0; t0 < ui.kp; t0 += s.tile) {
     const uint32_t u0 = t0 / ui.unit, u1 = std::min(ui.kp, t0 + s.tile) / ui.unit;
     for (uint32_t l = 0; l < s.tpr; ++l)
       for (uint32_t u = u0 + l; u < u1; u += s.tpr)
-        for (uint32_t c = 0; c < ui.chunks; ++c) {
-          const uint32_t e = u * ui.unit + 8 * c;
-          const float a = dot4(w + e, xs + e);
-          const float b = dot4(w + e + 4, xs + e + 4);
-          lanes[l] = lanes[l] + (a + b);
+        for (uint32_t c0 = 0; c0 < ui.chunks; c0 += gch) {
+          float p = 0.f;
+          for (uint32_t c = c0; c < c0 + gch; ++c) {
+            const uint32_t e = u * ui.unit + 8 * c;
+            const float d = dot4(w.code + e, xs + e) + dot4(w.code + e + 4, xs + e + 4);
+            p = c == c0 ? d : p + d;
+          }
+          if (!w.scale) {
+            lanes[l] = lanes[l] + p;
+            continue;
+          }
+          const uint32_t g = (u * ui.unit + 8 * c0) / ui.group;
+          lanes[l] = lanes[l] + w.scale[g] * p;
+          if (w.min) lanes[l] = lanes[l] + w.min[g] * sx[g];
         }
   }
   return twin::detail::tree_reduce<twin::detail::SumOp>(lanes);
@@ -88,16 +119,22 @@ std::vector<float> twin(const KernelSpec& s, const TwinInputs& in) {
   const UnitInfo ui = unit_info(s.weight, s.k);
   const bool silu = s.hooks.epilogue == Epilogue::SiluGate;
   BQ_ASSERT(!silu || in.b);
-  std::vector<float> wa = dequantize_rows(*in.a, 0, s.n);
-  std::vector<float> wb = silu ? dequantize_rows(*in.b, 0, s.n) : std::vector<float>{};
+  const RawRows wa = raw_rows(*in.a, 0, s.n);
+  const RawRows wb = silu ? raw_rows(*in.b, 0, s.n) : RawRows{};
+  const uint32_t gpr = ui.group ? ui.kp / ui.group : 0;
+  auto view = [&](const RawRows& w, uint32_t r) {
+    return RowView{w.code.data() + size_t{r} * ui.kp, w.scale.empty() ? nullptr : w.scale.data() + size_t{r} * gpr,
+                   w.min.empty() ? nullptr : w.min.data() + size_t{r} * gpr};
+  };
   std::vector<float> sums(size_t{s.m} * s.n), sums_b(silu ? size_t{s.m} * s.n : 0);
   for (uint32_t t = 0; t < s.m; ++t) {
     const std::vector<float> xs = staged(s, in, t, ui.kp);
+    const std::vector<float> sx = ui.has_min ? group_sums(xs.data(), ui) : std::vector<float>{};
     for (uint32_t r = 0; r < s.n; ++r) {
-      float v = row_sum(s, wa.data() + size_t{r} * ui.kp, xs.data(), ui);
+      float v = row_sum(s, view(wa, r), xs.data(), sx.data(), ui);
       if (s.hooks.bias) v = v + in.bias[r];
       sums[size_t{t} * s.n + r] = v;
-      if (silu) sums_b[size_t{t} * s.n + r] = row_sum(s, wb.data() + size_t{r} * ui.kp, xs.data(), ui);
+      if (silu) sums_b[size_t{t} * s.n + r] = row_sum(s, view(wb, r), xs.data(), sx.data(), ui);
     }
   }
   std::vector<float> y(size_t{s.m} * s.n);

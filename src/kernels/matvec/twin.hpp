@@ -2,17 +2,22 @@
 // float64 reference.
 //
 // Shapes: x [m, k] f32, W [n, k] (ggml blocks or ONNX), y [m, n] f32.
-// Block decode: each element is decoded in f32 exactly as ggml's (or ONNX
-// Runtime's) reference dequantizer does it (e.g. Q8_0: d * q; Q4_K:
-// (d * sc) * q - (dmin * m)), which is what the fmt/*.wgsl chunk functions
-// compute. Summation order, per (token, row):
+// Block decode (raw.hpp): each element is a raw code (q, or q minus the
+// format's offset or zero point, exact in f32) in a scale group with a scale
+// and, for Q4_1/Q5_1/Q4_K/Q5_K, a min, computed in f32 as the fmt/*.wgsl
+// snippets do (e.g. Q4_K: scale d * sc, min -(dmin * m)); the float formats
+// have their values and no scale. Summation order, per (token, row):
 //   1. the input is staged x' = x, or (x * s) * nw with s = 1 / sqrt(ss / k +
 //      eps) and ss the strided sum of x^2 over spec.wg invocations, tree-added;
+//      with a min, sx[g] = sum of x' over group g: s4 = v0 + v1 + ... over its
+//      vec4s, then (s4.x + s4.y) + (s4.z + s4.w);
 //   2. lane l (0 <= l < tpr) of the row walks the tiles in order; in the tile
 //      of units [u0, u1) it takes u = u0 + l, u0 + l + tpr, ... and, for each
-//      unit, each 8-element chunk c in order:
-//        acc = acc + (dot(w[0..4], x'[0..4]) + dot(w[4..8], x'[4..8]))
-//      where dot(a, b) = ((a0 b0 + a1 b1) + a2 b2) + a3 b3;
+//      unit, each group g in order (chunks c of 8 elements within it):
+//        p = d(c0); p = p + d(c1); ...  with d(c) = dot(q[0..4], x'[0..4]) + dot(q[4..8], x'[4..8])
+//        acc = acc + scale[g] * p;  then, with a min, acc = acc + min[g] * sx[g]
+//      (float formats: acc = acc + d(c) per chunk), where
+//      dot(a, b) = ((a0 b0 + a1 b1) + a2 b2) + a3 b3;
 //   3. the tpr lane sums are added by a tree (s = tpr/2, ..., 1:
 //      p[i] = p[i] + p[i + s]), which the subgroup butterfly also yields;
 //   4. the epilogue: + bias, then store, accumulate, silu(a) * b, or RoPE

@@ -1,7 +1,8 @@
-// Q4_K unit = 64 elements (sub-blocks 2p and 2p+1 of a 256-element
-// super-block): main{{W}}: each 144-byte block as 9 vec4<u32>: [d, dmin,
-// scales[12]], then qs[128]. Sub-block 2p reads the low nibbles of qs bytes
-// 32p..32p+31, sub-block 2p+1 their high nibbles. y = (d*sc)*q - (dmin*m).
+// Q4_K unit = 64 elements = 2 scale groups (sub-blocks 2p and 2p+1 of a
+// 256-element super-block): main{{W}}: each 144-byte block as 9 vec4<u32>: [d,
+// dmin, scales[12]], then qs[128]. Sub-block 2p reads the low nibbles of qs
+// bytes 32p..32p+31, sub-block 2p+1 their high nibbles. Codes q; group g has
+// scale d * sc and min -(dmin * m): y = (d*sc)*q - (dmin*m).
 struct Unit{{W}} { qa: vec4<u32>, qb: vec4<u32>, d1: f32, m1: f32, d2: f32, m2: f32 }
 {{KSCALE}}
 fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
@@ -12,14 +13,14 @@ fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
   let s1 = scmin{{W}}(h, 2u * p);       // (scale, min) of sub-block 2p
   let s2 = scmin{{W}}(h, 2u * p + 1u);  // and of 2p + 1
   return Unit{{W}}(main{{W}}[9u * sb + 1u + 2u * p], main{{W}}[9u * sb + 2u + 2u * p],
-                   dd.x * f32(s1.x), dd.y * f32(s1.y), dd.x * f32(s2.x), dd.y * f32(s2.y));
+                   dd.x * f32(s1.x), -(dd.y * f32(s1.y)), dd.x * f32(s2.x), -(dd.y * f32(s2.y)));
 }
 fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
   let l = c % 4u;  // bytes 8l .. 8l + 7 of the 32
   let q = select(un.qa, un.qb, l >= 2u);
   let i = (l & 1u) * 2u;
-  if (c < 4u) {
-    return W8(un.d1 * nib4(q[i], 0u) - un.m1, un.d1 * nib4(q[i + 1u], 0u) - un.m1);
-  }
-  return W8(un.d2 * nib4(q[i], 4u) - un.m2, un.d2 * nib4(q[i + 1u], 4u) - un.m2);
+  let sh = select(0u, 4u, c >= 4u);
+  return W8(mag4(nibs4(q[i], sh), 0.0), mag4(nibs4(q[i + 1u], sh), 0.0));
 }
+fn scale{{W}}(un: Unit{{W}}, g: u32) -> f32 { return select(un.d1, un.d2, g == 1u); }
+fn min{{W}}(un: Unit{{W}}, g: u32) -> f32 { return select(un.m1, un.m2, g == 1u); }
