@@ -44,6 +44,7 @@ std::string KernelSpec::key() const {
   if (hooks.epilogue == Epilogue::Rope)
     s += fmt::format(".rope{}.hd{}.rot{}.b{:g}.s{:g}", hooks.rope_mode == RopeMode::Neox ? "neox" : "norm",
                      hooks.head_dim, hooks.n_rot, hooks.rope_base, hooks.rope_scale);
+  if (hooks.epilogue == Epilogue::Rope && hooks.rope_rows) s += fmt::format(".rr{}", hooks.rope_rows);
   if (variant) s += fmt::format(".v{}", variant);
   return s;
 }

@@ -38,6 +38,10 @@ struct Hooks {
   uint32_t n_rot = 0;            // rope: rotated dims per head (<= head_dim)
   float rope_base = 10000.f;
   float rope_scale = 1.f;        // linear position scaling (freq_scale)
+  // rope: rows from rope_rows on (of the whole output, a multiple of head_dim)
+  // are stored as they are, so one dispatch can produce Q and K rotated and V
+  // not (weights concatenated [Q; K; V]). 0: every row is rotated.
+  uint32_t rope_rows = 0;
   float eps = 1e-5f;             // rmsnorm
   bool operator==(const Hooks&) const = default;
 };

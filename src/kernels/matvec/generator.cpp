@@ -217,7 +217,7 @@ std::string epilogue(const KernelSpec& s) {
       o += "      let ps = slot ^ 1u;\n";
       o += "      var p = rs[t * RPW + ps];\n";
       if (h.bias) o += "      p = p + bias[params.row0 + " + row_map(s, "ps") + "];\n";
-      o += "      y[tg * N + gr] = rope(v, p, (wg * RPW + slot) % HD, pos[tg]);\n";
+      o += "      y[tg * N + gr] = select(v, rope(v, p, (wg * RPW + slot) % HD, pos[tg]), gr < ROPE_ROWS);\n";
       break;
   }
   return o;
@@ -280,6 +280,8 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
                  hooks.head_dim > 0 && n % hooks.head_dim == 0,
              "matvec rope: head_dim {} and n_rot {} must be even, n_rot <= head_dim, n = {} whole heads",
              hooks.head_dim, hooks.n_rot, n);
+    BQ_CHECK(hooks.rope_rows % hooks.head_dim == 0 && hooks.rope_rows <= n,
+             "matvec rope: rope_rows {} must be whole heads of {} within n = {}", hooks.rope_rows, hooks.head_dim, n);
   }
   s.tokens = std::min(opt.tokens.value_or(4), m);
   s.unroll = opt.unroll.value_or(1);
@@ -379,12 +381,15 @@ std::string wgsl(const KernelSpec& s) {
   std::string hooks;
   if (s.hooks.epilogue == Epilogue::Rope) {
     hooks += fmt::format("const HD: u32 = {}u;\nconst NROT: u32 = {}u;\n", s.hooks.head_dim, s.hooks.n_rot);
+    hooks += fmt::format("const ROPE_ROWS: u32 = {}u;  // rows from here on are not rotated\n",
+                         s.hooks.rope_rows ? s.hooks.rope_rows : s.n);
     hooks += "const ROPE_BASE: f32 = " + wgsl_float(s.hooks.rope_base) + ";\n";
     hooks += "const ROPE_SCALE: f32 = " + wgsl_float(s.hooks.rope_scale) + ";\n";
     hooks +=
         "// Slot g of the pair order -> row. Within a head, slots 2i and 2i+1 hold the pair i:\n"
         "// dims (i, i + NROT/2) (NeoX); dims past NROT keep their place.\n"
         "fn neox_row(g: u32) -> u32 {\n"
+        "  if (params.row0 + g >= ROPE_ROWS) { return g; }  // unrotated rows keep their place\n"
         "  let s = g % HD;\n"
         "  let d = select(s, select(s / 2u + NROT / 2u, s / 2u, (s & 1u) == 0u), s < NROT);\n"
         "  return g - s + d;\n"

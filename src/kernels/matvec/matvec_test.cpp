@@ -263,6 +263,48 @@ TEST(Matvec, SeveralRowsPerLaneGroup) {
     }
 }
 
+TEST(Matvec, RopeLeavesRowsPastRopeRowsAlone) {
+  // Q, K and V in one dispatch: rows [0, rope_rows) rotated, the rest stored.
+  auto kinds = all_kinds();
+  uint32_t seed = 1700;
+  for (const char* hn : {"rope", "rope_neox"})
+    for (bool bias : {false, true}) {
+      Hooks h = hook(hn);
+      h.bias = bias;
+      h.prologue = Prologue::RmsNorm;
+      h.rope_rows = 32;  // 4 of 6 heads of 8
+      Case c{kinds[7], h, 48, 64, 3, {}};
+      auto e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, 2e-3) << hn << " bias=" << bias;
+      EXPECT_LT(e.vs_ref, 2e-3) << hn << " bias=" << bias;
+      // The same rows split across bindings at head boundaries.
+      c.max_chunk_bytes = 16 * 68;  // 16 rows of Q8_0 k=64 per chunk
+      e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, 2e-3) << hn << " bias=" << bias << " split";
+    }
+  // The twin itself: rows past rope_rows equal the plain sums.
+  WeightKind q8;
+  q8.format = Format::Q8_0;
+  OwnedWeight w = make_weight(q8, 48, 64, 77);
+  fix(w);
+  Hooks r = hook("rope_neox");
+  r.rope_rows = 32;
+  KernelSpec sr = plan(Limits{}, q8, 48, 64, 2, r, {});
+  KernelSpec sp = plan(Limits{}, q8, 48, 64, 2, {}, {});
+  auto x = ts::random_normal(2 * 64, 78, 0.f, 1.f);
+  std::vector<uint32_t> pos = {5, 9};
+  TwinInputs in{&w.host, nullptr, x, {}, {}, pos, {}};
+  auto yr = twin(sr, in), yp = twin(sp, in);
+  for (uint32_t t = 0; t < 2; ++t)
+    for (uint32_t i = 0; i < 48; ++i) {
+      if (i >= 32) {
+        EXPECT_EQ(yr[t * 48 + i], yp[t * 48 + i]) << i;
+      }
+    }
+  EXPECT_NE(yr[0], yp[0]);  // row 0 is rotated (position 5)
+  EXPECT_THROW(plan(Limits{}, q8, 48, 64, 1, [] { Hooks b = hook("rope"); b.rope_rows = 20; return b; }(), {}), Error);
+}
+
 TEST(Matvec, WeightSplitAcrossBindingsByRows) {
   auto kinds = all_kinds();
   // Force chunks of 4 KiB: 600 rows of Q8_0 k=256 split into many bindings.

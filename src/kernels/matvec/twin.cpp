@@ -22,6 +22,7 @@ float dot4(const float* a, const float* b) {
 uint32_t partner_dim(const KernelSpec& s, uint32_t slot_global) {
   // Row of slot g in the pair order (see neox_row in the generator).
   const auto& h = s.hooks;
+  if (h.rope_rows && slot_global >= h.rope_rows) return slot_global;  // not rotated
   const uint32_t sl = slot_global % h.head_dim;
   uint32_t d = sl;
   if (h.rope_mode == RopeMode::Neox && sl < h.n_rot) d = (sl % 2 == 0) ? sl / 2 : sl / 2 + h.n_rot / 2;
@@ -156,7 +157,7 @@ std::vector<float> twin(const KernelSpec& s, const TwinInputs& in) {
         }
         case Epilogue::Rope: {
           const uint32_t sl = g % h.head_dim;
-          if (sl >= h.n_rot) {
+          if (sl >= h.n_rot || (h.rope_rows && g >= h.rope_rows)) {
             y[i] = v;
             break;
           }
@@ -214,7 +215,7 @@ std::vector<double> reference(const KernelSpec& s, const TwinInputs& in) {
         case Epilogue::SiluGate: y[i] = v / (1.0 + std::exp(-v)) * sums_b[i]; break;
         case Epilogue::Rope: {
           const uint32_t sl = g % h.head_dim;
-          if (sl >= h.n_rot) {
+          if (sl >= h.n_rot || (h.rope_rows && g >= h.rope_rows)) {
             y[i] = v;
             break;
           }
