@@ -258,13 +258,15 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   const bool sg_ok = lim.subgroup_min > 0 && lim.subgroup_max >= lim.subgroup_min;
   s.features.subgroups = opt.subgroups.value_or(sg_ok) && sg_ok;
   const uint32_t upr = ui.kp / ui.unit;
-  // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup and
-  // 32 lanes per row won at batch 1, except for Q6_K's 128-element units,
-  // whose registers spill at 1024 invocations; at batch 8, 512 invocations of
+  // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup won
+  // at batch 1, with 32 lanes per row for k = 14336 and 16 for k = 4096, so a
+  // lane should walk at least 256 elements of k; Q6_K's 128-element units
+  // spill their registers at 1024 invocations; at batch 8, 512 invocations of
   // 16 lanes, 2 rows per lane group and 4 tokens per workgroup).
   const bool batched = m > 1;
   const bool big_unit = ui.unit >= 128;
-  s.tpr = opt.tpr.value_or(std::min<uint32_t>(batched || big_unit ? 16 : 32, pow2_floor(upr)));
+  const uint32_t long_k_tpr = ui.kp >= 32 * 256 ? 32 : 16;
+  s.tpr = opt.tpr.value_or(std::min<uint32_t>(batched || big_unit ? 16 : long_k_tpr, pow2_floor(upr)));
   if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
   const uint32_t max_inv = pow2_floor(lim.invocations);
   s.wg = opt.wg.value_or(std::min<uint32_t>(batched || big_unit ? 512 : 1024, max_inv));
