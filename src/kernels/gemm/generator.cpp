@@ -285,6 +285,7 @@ uint32_t shared_bytes(const KernelSpec& s) { return shared_bytes(from_spec(s), s
 std::string wgsl(const KernelSpec& s) {
   if (pipelined(from_spec(s))) return detail::wgsl_pipelined(s);
   Template t(wgsl_file("kernels/gemm/gemm.wgsl"), s.key());
+  t.set("DECODE_HELPERS", std::string(wgsl_file("kernels/gemm/decode_helpers.wgsl")));
   const uint32_t nw = weights(s.hooks);
   t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
   t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);

@@ -124,6 +124,7 @@ std::string store(const KernelSpec& s, bool checked) {
 
 std::string wgsl_pipelined(const KernelSpec& s) {
   Template t(wgsl_file("kernels/gemm/gemm_pipe.wgsl"), s.key());
+  t.set("DECODE_HELPERS", std::string(wgsl_file("kernels/gemm/decode_helpers.wgsl")));
   const uint32_t tk4 = s.tile / 4;
   const uint32_t nx = (s.tile_m * tk4 + s.wg - 1) / s.wg, nw = (s.tile_n * tk4 + s.wg - 1) / s.wg;
   t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
