@@ -33,9 +33,7 @@ struct RunArgs {
   bool chat = false;
   bool ignore_eos = false;
   uint32_t n_ctx = 0;
-  uint32_t batch = 0;
-  std::string kv_type = "f16";
-  int crossover = -1;
+  ModelLoadArgs load;
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -47,9 +45,9 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   const model::Tokenizer tok(model::from_gguf(file));
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
-  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true, .batch = a.batch,
-                     .crossover = a.crossover >= 0 ? std::optional<uint32_t>(a.crossover) : std::nullopt,
-                     .kv_type = model::kv_type_from_name(a.kv_type)});
+  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true, .batch = a.load.batch,
+                     .crossover = a.load.crossover >= 0 ? std::optional<uint32_t>(a.load.crossover) : std::nullopt,
+                     .kv_type = model::kv_type_from_name(a.load.kv_type)});
   const auto& c = m.config();
   const auto& mem = m.memory();
   std::fprintf(stderr,
@@ -131,13 +129,7 @@ void add_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--repeat-penalty", a.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
   cmd->add_option("--seed", a.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--ctx", a.n_ctx, "KV cache positions (0: min(context length, 4096))");
-  cmd->add_option("--batch", a.batch,
-                  "Prompt tokens per command buffer (1..512; 1: token by token; 0: auto, 128 on a GPU, 1 on a CPU adapter)")
-      ->capture_default_str();
-  cmd->add_option("--crossover", a.crossover,
-                  "Prompt matmuls use the gemm above this m, matvec at or below (-1: measured once per adapter, cached)")
-      ->capture_default_str();
-  cmd->add_option("--kv-type", a.kv_type, "KV cache element type: f16 (packed two per u32) or f32")->capture_default_str();
+  add_model_load_options(cmd, a.load);
   cmd->add_flag("--chat", a.chat, "Wrap the prompt in the model's chat template as a user message");
   cmd->add_flag("--ignore-eos", a.ignore_eos, "Keep generating past end-of-generation tokens");
   cmd->callback([&g] { run(a, g); });

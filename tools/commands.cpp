@@ -44,4 +44,14 @@ std::vector<std::string> split_list(const std::string& s) {
 void set_exit_code(int code) { g_exit_code = code; }
 int exit_code() { return g_exit_code; }
 
+void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
+  cmd->add_option("--batch", a.batch,
+                  "Prompt tokens per command buffer (1..512; 1: token by token; 0: auto, 128 on a GPU, 1 on a CPU adapter)")
+      ->capture_default_str();
+  cmd->add_option("--crossover", a.crossover,
+                  "Prompt matmuls use the gemm above this m, matvec at or below (-1: measured once per adapter, cached)")
+      ->capture_default_str();
+  cmd->add_option("--kv-type", a.kv_type, "KV cache element type: f16 (packed two per u32) or f32")->capture_default_str();
+}
+
 }  // namespace blockq::tools

@@ -22,6 +22,14 @@ void add_global_options(CLI::App& app, GlobalOptions& global);
 // commands from several files can attach to it in any order.
 CLI::App& bench_group(CLI::App& app);
 
+// How the GPU model is loaded, shared by `run` and `bench run`.
+struct ModelLoadArgs {
+  uint32_t batch = 0;          // prompt tokens per command buffer (0: auto)
+  int crossover = -1;          // matvec/gemm switch for prompts (-1: measured)
+  std::string kv_type = "f16";
+};
+void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a);
+
 // "a,b,,c" -> {"a", "b", "c"} (option lists).
 std::vector<std::string> split_list(const std::string& s);
 
