@@ -113,6 +113,7 @@ void read_options(Mv& c, const contract::json& o) {
   opt_u32("workgroup_size", c.opt.wg);
   opt_u32("tpr", c.opt.tpr);
   opt_u32("unroll", c.opt.unroll);
+  opt_u32("rpl", c.opt.rpl);
   opt_u32("max_tile", c.opt.max_tile);
   const int64_t mcb = o.value("max_chunk_bytes", int64_t{0});
   BQ_CHECK(mcb >= 0, "case {}: max_chunk_bytes {} is negative", c.name, mcb);
@@ -304,8 +305,8 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc, const Mv& c) {
   r.tol_twin = tc.tolerance.vs_twin;
   r.tol_ref = tc.tolerance.vs_ref;
   r.pass = r.max_rel_vs_twin <= r.tol_twin && r.max_rel_vs_ref <= r.tol_ref;
-  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} tile {} unroll {}{}, {} chunk(s)", spec.weight.name(), c.n,
-                         c.k, c.m, spec.wg, spec.tpr, spec.tile, spec.unroll,
+  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} rpl {} tile {} unroll {}{}, {} chunk(s)", spec.weight.name(),
+                         c.n, c.k, c.m, spec.wg, spec.tpr, spec.rpl, spec.tile, spec.unroll,
                          spec.features.subgroups ? ", subgroups" : "", u.a.chunks.size());
   for (const auto& [key, v] : tc.expected) {
     const double e = kernels::max_rel(got, v);
@@ -333,8 +334,8 @@ BenchRow bench(gpu::Context& ctx, const std::string& name, int samples, const Mv
   row.name = name;
   row.bytes = u.a.bytes() + (c.b ? u.b.bytes() : 0) + uint64_t{c.m} * c.k * 4 + uint64_t{c.m} * c.n * 4;
   row.gbps = double(row.bytes) / (row.us_median * 1e3);
-  row.detail = fmt::format("{} {}x{} m={}, wg {} tpr {} tile {} unroll {}{}, {} chunk(s)", spec.weight.name(), c.n,
-                           c.k, c.m, spec.wg, spec.tpr, spec.tile, spec.unroll,
+  row.detail = fmt::format("{} {}x{} m={}, wg {} tpr {} rpl {} tile {} unroll {}{}, {} chunk(s)",
+                           spec.weight.name(), c.n, c.k, c.m, spec.wg, spec.tpr, spec.rpl, spec.tile, spec.unroll,
                            spec.features.subgroups ? ", subgroups" : "", u.a.chunks.size());
   return row;
 }
