@@ -35,6 +35,10 @@ KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
   k.m = s.m;
   k.tile = s.n_ctx;
   k.variant = s.n_kv_head;
+  k.tile_m = s.q_off;
+  k.tile_n = s.q_stride;
+  BQ_CHECK(s.q_stride == 0 || s.q_stride >= s.n_head * s.head_dim,
+           "attention: q rows of stride {} cannot hold {} heads of {}", s.q_stride, s.n_head, s.head_dim);
   check_kv(s.kv, s.head_dim);
   k.weight.format = s.kv;
   uint32_t wg = 64;
@@ -56,6 +60,8 @@ std::string attention_wgsl(const KernelSpec& spec) {
       .set_u("N_KV", spec.variant)
       .set_u("GQA", spec.n / spec.variant)
       .set_u("CTX", spec.tile)
+      .set_u("Q_OFF", spec.tile_m)
+      .set_u("Q_ROW", spec.tile_n ? spec.tile_n : spec.n * spec.k)
       .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
       .set("KV_T", spec.weight.format == Format::F16 ? "u32" : "f32")
       .set("KV_FUNCS", spec.weight.format == Format::F16
@@ -70,8 +76,9 @@ GpuAttention::GpuAttention(const gpu::Context& ctx, const GpuAttentionShape& s, 
   BQ_CHECK(a.q && a.k && a.v && a.pos && a.scores && a.out, "attention: a buffer is missing");
   spec_ = attention_spec(ctx, s);
   const uint64_t q_bytes = uint64_t{s.m} * s.n_head * s.head_dim * 4;
+  const uint64_t q_in = (s.q_off + uint64_t{s.m - 1} * s.q_row() + s.n_head * s.head_dim) * 4;
   const uint64_t kv_bytes = kv_cache_bytes(s.kv, uint64_t{s.n_ctx} * s.n_kv_head * s.head_dim);
-  BQ_CHECK(a.q->size() >= q_bytes && a.out->size() >= q_bytes, "attention: q/out need {} bytes", q_bytes);
+  BQ_CHECK(a.q->size() >= q_in && a.out->size() >= q_bytes, "attention: q needs {} bytes and out {}", q_in, q_bytes);
   BQ_CHECK(a.k->size() >= kv_bytes && a.v->size() >= kv_bytes, "attention: the k/v cache needs {} bytes",
            kv_bytes);
   BQ_CHECK(a.scores->size() >= uint64_t{s.m} * s.n_head * s.n_ctx * 4, "attention: scores need {} bytes",
@@ -85,17 +92,26 @@ void GpuAttention::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, gro
 
 GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, uint32_t m, const gpu::Buffer& k,
                        const gpu::Buffer& v, const gpu::Buffer& pos, const gpu::Buffer& k_cache,
-                       const gpu::Buffer& v_cache, Format kv) {
+                       const gpu::Buffer& v_cache, Format kv, KvRows rows) {
   check_kv(kv, row);
   const uint64_t cache = kv_cache_bytes(kv, uint64_t{row} * n_ctx);
-  BQ_CHECK(k.size() >= row * 4ull * m && v.size() >= row * 4ull * m && k_cache.size() >= cache &&
+  const uint32_t stride = rows.stride ? rows.stride : row;
+  BQ_CHECK(stride >= row && rows.k_off % 2 == 0 && rows.v_off % 2 == 0 && stride % 2 == 0,
+           "kv store: rows of {} floats at offsets {} and {}, {} apart: need even offsets and a stride >= the row",
+           row, rows.k_off, rows.v_off, stride);
+  const uint64_t span = uint64_t{m - 1} * stride + row;  // floats from a row's offset to the last token's end
+  BQ_CHECK(k.size() >= (rows.k_off + span) * 4 && v.size() >= (rows.v_off + span) * 4 && k_cache.size() >= cache &&
                v_cache.size() >= cache,
-           "kv store: {} rows of {} floats, caches of {} bytes", m, row, cache);
+           "kv store: {} rows of {} floats ({} apart, offsets {} and {}), caches of {} bytes", m, row, stride,
+           rows.k_off, rows.v_off, cache);
   spec_.op = Op::Copy;
   spec_.k = row;
   spec_.m = m;
   spec_.tile = n_ctx;
   spec_.weight.format = kv;
+  spec_.tile_m = rows.k_off;
+  spec_.tile_n = rows.v_off;
+  spec_.reg_m = rows.stride;
   spec_.wg = std::min<uint32_t>(64, ctx.limits().maxComputeInvocationsPerWorkgroup);
   spec_.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
   const std::string key = spec_.key();
@@ -107,9 +123,12 @@ GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, ui
         .set_u("M", m)
         .set_u("CTX", n_ctx)
         .set_u("PACK", f16 ? 2 : 1)
+        .set_u("K_OFF", rows.k_off)
+        .set_u("V_OFF", rows.v_off)
+        .set_u("STRIDE", stride)
         .set("KV_T", f16 ? "u32" : "f32")
-        .set("STORE_K", f16 ? "pack2x16float(vec2f(k[e], k[e + 1u]))" : "k[e]")
-        .set("STORE_V", f16 ? "pack2x16float(vec2f(v[e], v[e + 1u]))" : "v[e]")
+        .set("STORE_K", f16 ? "pack2x16float(vec2f(k[ke], k[ke + 1u]))" : "k[ke]")
+        .set("STORE_V", f16 ? "pack2x16float(vec2f(v[ve], v[ve + 1u]))" : "v[ve]")
         .render();
   });
   group_ = ctx.bind(*kernel_, {{&k}, {&v}, {&pos}, {&k_cache}, {&v_cache}});

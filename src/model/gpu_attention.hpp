@@ -17,6 +17,12 @@ struct GpuAttentionShape {
   uint32_t n_ctx = 0;  // cache positions (the row stride of the scores)
   uint32_t m = 1;      // query tokens
   Format kv = Format::F32;  // the cache's element type: F32 or F16
+  // Where token t's query [n_head * head_dim] starts in the q buffer:
+  // element q_off + t * q_stride (q_stride 0: n_head * head_dim, a q of its
+  // own). A fused QKV projection leaves q at offset 0 of rows of
+  // n_head * head_dim + 2 * n_kv_head * head_dim.
+  uint32_t q_off = 0, q_stride = 0;
+  uint32_t q_row() const { return q_stride ? q_stride : n_head * head_dim; }
 };
 
 // Bytes of one k or v cache of n values of type kv (F32 or F16).
@@ -24,12 +30,13 @@ uint64_t kv_cache_bytes(Format kv, uint64_t n);
 
 // op Attention: n = n_head, k = head_dim, m = tokens, tile = n_ctx, variant = n_kv_head,
 // weight.format = the cache type,
-// wg = invocations per head (a power of two, <= 64 and the device's limit).
+// wg = invocations per head (a power of two, <= 64 and the device's limit),
+// tile_m = q_off, tile_n = the q row stride (when not n_head * head_dim).
 KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s);
 std::string attention_wgsl(const KernelSpec& spec);
 
 struct GpuAttentionArgs {
-  const gpu::Buffer* q = nullptr;       // [m, n_head, head_dim] f32
+  const gpu::Buffer* q = nullptr;       // [m, n_head, head_dim] f32 at q_off, rows q_row() apart
   const gpu::Buffer* k = nullptr;       // [n_ctx, n_kv_head, head_dim] f32 or f16
   const gpu::Buffer* v = nullptr;       // [n_ctx, n_kv_head, head_dim] f32 or f16
   const gpu::Buffer* pos = nullptr;     // [m] u32
@@ -51,15 +58,29 @@ class GpuAttention {
   gpu::BindGroup group_;
 };
 
-// Stores k and v [m, n_kv_head * head_dim] (f32) into their caches [n_ctx,
-// n_kv_head * head_dim] of type kv (F32, or F16 rounded by pack2x16float) at
-// rows pos[t], skipping positions >= n_ctx (op Copy: k = row length, m =
-// tokens, tile = n_ctx, weight.format = kv).
+// Where the k and v rows of token t start in their buffers (elements):
+// k_off + t * stride and v_off + t * stride; stride 0: the row length (k and
+// v buffers of their own). A fused QKV projection's rows [q | k | v] give
+// k_off = n_q, v_off = n_q + n_kv, stride = n_q + 2 * n_kv, one buffer bound
+// twice (read-only aliasing is allowed). Element offsets rather than binding
+// offsets: a binding offset must be a multiple of
+// minStorageBufferOffsetAlignment (256 bytes by default), which n_q * 4 need
+// not be, and a batch's rows interleave q, k and v anyway.
+struct KvRows {
+  uint32_t k_off = 0, v_off = 0, stride = 0;
+};
+
+// Stores k and v [m, n_kv_head * head_dim] (f32, placed as `rows` says) into
+// their caches [n_ctx, n_kv_head * head_dim] of type kv (F32, or F16 rounded
+// by pack2x16float) at rows pos[t], skipping positions >= n_ctx (op Copy: k =
+// row length, m = tokens, tile = n_ctx, weight.format = kv, tile_m / tile_n
+// = k_off / v_off, reg_m = rows.stride).
 class GpuKvStore {
  public:
   GpuKvStore() = default;
   GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, uint32_t m, const gpu::Buffer& k, const gpu::Buffer& v,
-             const gpu::Buffer& pos, const gpu::Buffer& k_cache, const gpu::Buffer& v_cache, Format kv = Format::F32);
+             const gpu::Buffer& pos, const gpu::Buffer& k_cache, const gpu::Buffer& v_cache, Format kv = Format::F32,
+             KvRows rows = {});
   void record(gpu::Recorder& rec) const;
 
  private:

@@ -7,7 +7,7 @@
 // out[h, d] = sum over j in order of p[j] * v[j, kh, d].
 // Token t sees cache positions 0..pos[t] (n = pos[t] + 1): causal, since a
 // batch's k and v are all stored before this kernel runs.
-@group(0) @binding(0) var<storage, read> q: array<f32>;           // [M, N_HEAD, HD]
+@group(0) @binding(0) var<storage, read> q: array<f32>;           // [M, Q_ROW] from Q_OFF: [N_HEAD, HD] each
 @group(0) @binding(1) var<storage, read> kc: array<{{KV_T}}>;     // [CTX, N_KV, HD / PACK]
 @group(0) @binding(2) var<storage, read> vc: array<{{KV_T}}>;     // [CTX, N_KV, HD / PACK]
 @group(0) @binding(3) var<storage, read> pos: array<u32>;         // [M] the queries' positions
@@ -21,6 +21,8 @@ const N_KV: u32 = {{N_KV}};
 const GQA: u32 = {{GQA}};
 const CTX: u32 = {{CTX}};
 const SCALE: f32 = {{SCALE}};
+const Q_OFF: u32 = {{Q_OFF}};  // token t's query starts at Q_OFF + t * Q_ROW (rows of a fused QKV output)
+const Q_ROW: u32 = {{Q_ROW}};
 
 // Element pair (i, i + 1) of the k cache (i even) and element i of the v cache.
 {{KV_FUNCS}}
@@ -35,9 +37,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
   let kh = h / GQA;
   let n = min(pos[t] + 1u, CTX);
   let qh = (t * N_HEAD + h) * HD;
+  let qi = Q_OFF + t * Q_ROW + h * HD;
   let row = (t * N_HEAD + h) * CTX;
   for (var d = li; d < HD; d += WG) {
-    qs[d] = q[qh + d];
+    qs[d] = q[qi + d];
   }
   workgroupBarrier();
 

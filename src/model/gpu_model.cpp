@@ -114,6 +114,82 @@ gemm::Weights GpuModel::Impl::gemm_weight(const std::string& name) {
   return w;
 }
 
+// Q, K and V: stacked into one weight when they share a format (the rows of a
+// ggml tensor are independent, so the raw row bytes concatenate), uploaded
+// with the RoPE hook's row granularity (chunks of whole heads), the gemm copy
+// stacked alike; the qwen2 biases concatenated [n_q + 2 n_kv].
+void GpuModel::Impl::load_qkv(uint32_t l, Layer& L) {
+  const std::string names[3] = {layer_tensor_name(l, "attn_q"), layer_tensor_name(l, "attn_k"),
+                                layer_tensor_name(l, "attn_v")};
+  const gguf::TensorInfo* t[3] = {&file.tensor(names[0]), &file.tensor(names[1]), &file.tensor(names[2])};
+  const uint32_t rope_gran = std::lcm<uint32_t>(256, cfg.head_dim);
+  L.fused = opt.fuse_qkv && t[0]->format == t[1]->format && t[0]->format == t[2]->format;
+  if (!L.fused) {
+    L.wq = weight(names[0], rope_gran);
+    L.wk = weight(names[1], rope_gran);
+    L.wv = weight(names[2]);
+    L.gq = gemm_weight(names[0]);
+    L.gk = gemm_weight(names[1]);
+    L.gv = gemm_weight(names[2]);
+    if (cfg.qkv_bias) {
+      L.bq = vec_buffer(layer_tensor_name(l, "attn_q", "bias"));
+      L.bk = vec_buffer(layer_tensor_name(l, "attn_k", "bias"));
+      L.bv = vec_buffer(layer_tensor_name(l, "attn_v", "bias"));
+    }
+    return;
+  }
+  const Format f = t[0]->format;
+  const std::string label = layer_tensor_name(l, "attn_qkv");
+  std::vector<uint8_t> rows;  // [n_q + 2 n_kv rows] of row_bytes(f, n_embd)
+  rows.reserve(t[0]->nbytes + t[1]->nbytes + t[2]->nbytes);
+  uint32_t n = 0;
+  for (const gguf::TensorInfo* ti : t) {
+    const std::span<const uint8_t> d = file.tensor_data(*ti);
+    rows.insert(rows.end(), d.begin(), d.end());
+    n += uint32_t(ti->rows());
+  }
+  const uint32_t k = uint32_t(t[0]->shape[0]);
+  matvec::HostWeight hw;
+  hw.kind.format = f;
+  hw.k = k;
+  hw.n = n;
+  hw.ggml = rows;
+  try {
+    L.wqkv = matvec::upload(*ctx, hw, label, {.row_granularity = rope_gran});
+  } catch (const Error& e) {
+    fail("{}: tensors '{}', '{}', '{}' ({} [{} x {}] stacked) cannot be uploaded for the GPU matvec: {}", file.name(),
+         names[0], names[1], names[2], traits(f).name, n, k, e.what());
+  }
+  mem.weights += L.wqkv.bytes();
+  progress->add(rows.size());
+  if (batch > 1 && gemm::supported(f)) {
+    gemm::HostWeight gw;
+    gw.kind.format = f;
+    gw.k = k;
+    gw.n = n;
+    gw.ggml = rows;
+    try {
+      L.gqkv = gemm::upload(*ctx, gw, label + ".gemm");
+    } catch (const Error& e) {
+      fail("{}: tensors '{}', '{}', '{}' ({} [{} x {}] stacked) cannot be uploaded for the GPU gemm: {}", file.name(),
+           names[0], names[1], names[2], traits(f).name, n, k, e.what());
+    }
+    mem.gemm_weights += L.gqkv.bytes();
+    progress->add(rows.size());
+  }
+  if (cfg.qkv_bias) {
+    std::vector<float> b;  // [n_q + 2 n_kv]
+    for (const char* w : {"attn_q", "attn_k", "attn_v"}) {
+      const gguf::TensorInfo& bt = file.tensor(layer_tensor_name(l, w, "bias"));
+      const std::vector<float> v = dequantize(bt.format, file.tensor_data(bt), bt.n_elems());
+      b.insert(b.end(), v.begin(), v.end());
+      progress->add(bt.nbytes);
+    }
+    L.bqkv = ctx->storage<float>(b, label + ".bias");
+    mem.weights += L.bqkv.size();
+  }
+}
+
 gpu::Buffer GpuModel::Impl::act(uint64_t floats, const char* name) {
   gpu::Buffer b = ctx->create_buffer(floats * 4, gpu::kStorage, name);
   mem.activations += b.size();
@@ -183,22 +259,11 @@ void GpuModel::Impl::load() {
 
   load_embedding();
   const uint32_t kv = cfg.n_embd_kv();
-  const uint32_t rope_gran = std::lcm<uint32_t>(256, cfg.head_dim);
   layers.resize(cfg.n_layer);
   for (uint32_t l = 0; l < cfg.n_layer; ++l) {
     Layer& L = layers[l];
     L.attn_norm = vec_buffer(layer_tensor_name(l, "attn_norm"));
-    L.wq = weight(layer_tensor_name(l, "attn_q"), rope_gran);
-    L.wk = weight(layer_tensor_name(l, "attn_k"), rope_gran);
-    L.wv = weight(layer_tensor_name(l, "attn_v"));
-    L.gq = gemm_weight(layer_tensor_name(l, "attn_q"));
-    L.gk = gemm_weight(layer_tensor_name(l, "attn_k"));
-    L.gv = gemm_weight(layer_tensor_name(l, "attn_v"));
-    if (cfg.qkv_bias) {
-      L.bq = vec_buffer(layer_tensor_name(l, "attn_q", "bias"));
-      L.bk = vec_buffer(layer_tensor_name(l, "attn_k", "bias"));
-      L.bv = vec_buffer(layer_tensor_name(l, "attn_v", "bias"));
-    }
+    load_qkv(l, L);
     L.wo = weight(layer_tensor_name(l, "attn_output"));
     L.ffn_norm = vec_buffer(layer_tensor_name(l, "ffn_norm"));
     L.wg = weight(layer_tensor_name(l, "ffn_gate"));
@@ -246,6 +311,16 @@ uint32_t GpuModel::prompt_gemm_count() const {
     for (const Layer& L : impl_->layers)
       for (const Proj* p : {&L.pass[1].pq, &L.pass[1].pk, &L.pass[1].pv, &L.pass[1].po, &L.pass[1].pffn, &L.pass[1].pdown})
         n += p->uses_gemm();
+  return n;
+}
+uint32_t GpuModel::prompt_projection_count() const {
+  uint32_t n = 0;
+  for (const Layer& L : impl_->layers) n += L.fused ? 4 : 6;
+  return n;
+}
+uint32_t GpuModel::fused_qkv_layers() const {
+  uint32_t n = 0;
+  for (const Layer& L : impl_->layers) n += L.fused;
   return n;
 }
 void GpuModel::reset() { impl_->n_past = 0; }

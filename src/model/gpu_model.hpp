@@ -5,8 +5,10 @@
 // f16 or f32 KV cache, and a forward pass recorded into one command buffer per
 // token (decode) or per prompt batch. One token:
 //   x [n_embd] = token_embd[id]                                       (gather)
-//   per layer: q [n_head*hd], k, v [n_kv*hd] = W (rmsnorm(x) * attn_norm) (+b),
-//              RoPE fused into the q and k epilogues           (matvec prologue/epilogue)
+//   per layer: qkv [n_head*hd + 2*n_kv*hd] = Wqkv (rmsnorm(x) * attn_norm) (+b),
+//              rows [q | k | v], RoPE on the q and k rows   (one matvec: prologue/epilogue)
+//              (Wqkv: the rows of attn_q, attn_k, attn_v stacked at load when
+//              they share a format; else three matvecs into q, k, v)
 //              k, v -> cache [n_ctx, n_kv, hd] at pos[t]              (a store kernel)
 //              a [n_head*hd] = softmax(q.K[0..pos] / sqrt(hd)) V        (gpu_attention)
 //              x += Wo a                                                (matvec Acc)
@@ -14,14 +16,16 @@
 //              x += Wdown f                                             (matvec Acc)
 //   logits [n_vocab] = W_out (rmsnorm(x) * output_norm)   (W_out = token_embd if tied)
 // then the logits are copied to a mapped buffer: the one read back per token.
-// With rope_freqs.weight (Llama 3.1 scaling) q and k use a Store epilogue and
-// then GpuRope with the freq factors [head_dim / 2] (gpu_rows.hpp).
+// With rope_freqs.weight (Llama 3.1 scaling) the QKV matvec uses a Store
+// epilogue and then GpuRope rotates its q and k heads with the freq factors
+// [head_dim / 2] (gpu_rows.hpp).
 // A prompt batch of m <= `batch` tokens (padded to `batch`; padding tokens
 // sit at position 0xffffffff: not stored, not attended) gives every
 // activation a leading [batch] and runs, per layer:
 //   h [batch, n_embd] = rmsnorm(x) * attn_norm                     (GpuRmsNorm)
-//   q, k, v = h Wᵀ  (gemm::matmul: gemm above the crossover, else matvec; Store)
-//   q, k (+bias, RoPE), v (+bias)                                    (GpuRope)
+//   qkv [batch, n_q + 2 n_kv] = h Wqkvᵀ  (gemm::matmul: gemm above the
+//                                 crossover, else matvec; Store; or q, k, v apart)
+//   q, k (+bias, RoPE), v (+bias)                  (one GpuRope over qkv's heads)
 //   kv store, causal attention over the cache, x += a Woᵀ            (matmul Acc)
 //   h = rmsnorm(x) * ffn_norm; f = silu(h Wgᵀ) * (h Wuᵀ)             (matmul SiluGate)
 //   x += f Wdownᵀ                                                    (matmul Acc)
@@ -55,6 +59,9 @@ struct GpuModelOptions {
   std::optional<uint32_t> crossover;
   bool gemm_tuned = false;  // gemm: the tuner's tiling (tuned once, cached), else the default
   KvType kv_type = KvType::F16;
+  // Q, K and V of a layer as one projection (one dispatch) when the three
+  // weights share a format; false: three (for tests and comparisons).
+  bool fuse_qkv = true;
 };
 
 // Kernel families of a token's command buffer (for per-family timing).
@@ -89,8 +96,13 @@ class GpuModel {
   uint32_t n_past() const;
   uint32_t batch() const;  // prompt tokens per command buffer (options resolved)
   KvType kv_type() const;
-  // How many of the prompt pass's projections run the gemm (the rest matvec).
+  // How many of the prompt pass's projections run the gemm (the rest matvec),
+  // of prompt_projection_count() (per layer: qkv, o, gate/up, down when Q, K
+  // and V are fused, else q, k, v, o, gate/up, down).
   uint32_t prompt_gemm_count() const;
+  uint32_t prompt_projection_count() const;
+  // Layers whose Q, K and V run as one projection.
+  uint32_t fused_qkv_layers() const;
   void reset();  // empties the KV cache (positions restart at 0)
 
   // Evaluates one token at position n_past(): one command buffer, one

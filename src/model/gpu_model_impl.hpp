@@ -36,24 +36,28 @@ struct Proj {
 };
 
 // The dispatches of one layer for 1 token (fused matvecs) or a prompt batch
-// (norms, matmuls, bias + RoPE apart).
+// (norms, matmuls, bias + RoPE apart). A fused layer has only pq (the QKV
+// projection into qkv); pk and pv stay empty.
 struct LayerPass {
   Proj pq, pk, pv, po, pffn, pdown;
   bool norms = false;       // the rmsnorms run apart (prompt batch)
   GpuRmsNorm n_attn, n_ffn;
-  bool rope_qk = false;     // q and k go through GpuRope (prompt batch, or rope_freqs)
-  bool bias_v = false;      // v's bias is added by GpuRope (prompt batch with biases)
-  GpuRope rq, rk, rv;
+  std::vector<GpuRope> ropes;  // bias and/or RoPE after the projections (prompt batch, or rope_freqs)
   GpuKvStore store;
   GpuAttention att;
 };
 
 struct Layer {
-  matvec::Weights wq, wk, wv, wo, wg, wu, wd;
-  gemm::Weights gq, gk, gv, go, gg, gu, gd;      // the gemm layout (prompt batches), empty without
-  gpu::Buffer attn_norm, ffn_norm, bq, bk, bv;  // [n_embd] x2, [n_q], [n_kv] x2
-  gpu::Buffer kc, vc;                            // [n_ctx, n_kv, hd] f16 (packed) or f32
-  LayerPass pass[2];                             // [0]: one token, [1]: a prompt batch
+  // fused: attn_q, attn_k and attn_v share a format, and their rows are
+  // stacked into one weight wqkv [n_q + 2 n_kv, n_embd] (and gqkv, bqkv
+  // [n_q + 2 n_kv]) whose projection writes rows [q | k | v] into qkv;
+  // else wq, wk, wv (gq, gk, gv, bq, bk, bv) write q, k, v apart.
+  bool fused = false;
+  matvec::Weights wqkv, wq, wk, wv, wo, wg, wu, wd;
+  gemm::Weights gqkv, gq, gk, gv, go, gg, gu, gd;  // the gemm layout (prompt batches), empty without
+  gpu::Buffer attn_norm, ffn_norm, bqkv, bq, bk, bv;  // [n_embd] x2, [n_q + 2 n_kv], [n_q], [n_kv] x2
+  gpu::Buffer kc, vc;                              // [n_ctx, n_kv, hd] f16 (packed) or f32
+  LayerPass pass[2];                               // [0]: one token, [1]: a prompt batch
 };
 
 struct GpuModel::Impl {
@@ -83,7 +87,9 @@ struct GpuModel::Impl {
   matvec::Prepared plm[2];  // [0]: from x, [1]: from x_last
   // Activations, for up to `batch` tokens.
   gpu::Buffer ids, pos;                  // [batch] u32 each
-  gpu::Buffer x, h, q, k, v, att, ff;    // [batch, n_embd | n_embd | n_q | n_kv | n_kv | n_q | n_ff]
+  gpu::Buffer x, h, att, ff;             // [batch, n_embd | n_embd | n_q | n_ff]
+  gpu::Buffer qkv;                       // [batch, n_q + 2 n_kv] rows [q | k | v] of fused layers, or empty
+  gpu::Buffer q, k, v;                   // [batch, n_q | n_kv | n_kv] of unfused layers, or empty
   gpu::Buffer x_last;                    // [n_embd] the batch's last real token
   gpu::Buffer scores, logits, readback;  // [batch, n_head, n_ctx], [n_vocab], [n_vocab] mappable
   std::vector<float> host_logits;
@@ -94,6 +100,7 @@ struct GpuModel::Impl {
   gpu::Buffer vec_buffer(const std::string& name);
   matvec::Weights weight(const std::string& name, uint32_t granularity = 256);
   gemm::Weights gemm_weight(const std::string& name);  // empty when the format has no gemm
+  void load_qkv(uint32_t l, Layer& L);  // wqkv (fused) or wq, wk, wv, with their gemm copies and biases
   gpu::Buffer act(uint64_t floats, const char* name);
 
   void load_embedding();

@@ -21,9 +21,14 @@ void GpuModel::Impl::prepare() {
   ids = ctx->create_buffer(B * 4, gpu::kStorage, "ids");
   pos = ctx->create_buffer(B * 4, gpu::kStorage, "pos");
   x = act(B * cfg.n_embd, "x");
-  q = act(B * nq, "q");
-  k = act(B * kv, "k");
-  v = act(B * kv, "v");
+  bool any_fused = false, any_apart = false;
+  for (const Layer& L : layers) (L.fused ? any_fused : any_apart) = true;
+  if (any_fused) qkv = act(B * (nq + 2 * kv), "qkv");
+  if (any_apart) {
+    q = act(B * nq, "q");
+    k = act(B * kv, "k");
+    v = act(B * kv, "v");
+  }
   att = act(B * nq, "attn");
   ff = act(B * cfg.n_ff, "ffn");
   scores = act(B * cfg.n_head * n_ctx, "scores");
@@ -52,9 +57,12 @@ void GpuModel::Impl::prepare() {
 
 // One token: q, k with the RMSNorm prologue and the RoPE epilogue (or, with
 // rope_freqs, a Store epilogue and GpuRope), v with the prologue, o and down
-// accumulated into x, gate/up with the SiLU-gate epilogue.
+// accumulated into x, gate/up with the SiLU-gate epilogue. A fused layer runs
+// q, k and v as one matvec over Wqkv whose RoPE epilogue rotates rows below
+// rope_rows = n_q + n_kv (the q and k heads) and stores the v rows as they
+// are; the KV store and attention read k, v and q at element offsets of qkv.
 void GpuModel::Impl::prepare_single() {
-  const uint32_t kv = cfg.n_embd_kv();
+  const uint32_t nq = cfg.n_embd_q(), kv = cfg.n_embd_kv(), nqkv = nq + 2 * kv;
   Hooks norm;  // rmsnorm prologue
   norm.prologue = Prologue::RmsNorm;
   norm.eps = cfg.rms_eps;
@@ -68,6 +76,8 @@ void GpuModel::Impl::prepare_single() {
     rope.rope_base = cfg.rope_freq_base;
     rope.rope_scale = cfg.rope_freq_scale;
   }
+  Hooks rope_qkv = rope;
+  if (!cfg.rope_freqs) rope_qkv.rope_rows = nq + kv;
   Hooks vh = norm;
   vh.bias = cfg.qkv_bias;
   Hooks acc;
@@ -79,26 +89,37 @@ void GpuModel::Impl::prepare_single() {
     return Proj{matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, 1, hk), a)};
   };
   const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, 1, kv_format(opt.kv_type)};
+  GpuAttentionShape shape_qkv = shape;
+  shape_qkv.q_stride = nqkv;
   const GpuRopeShape rs{1, cfg.n_head, cfg.head_dim, cfg.n_rot, cfg.rope_freq_base, cfg.rope_freq_scale,
                         cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal};
   GpuRopeShape rsk = rs;
   rsk.heads = cfg.n_head_kv;
+  GpuRopeShape rsqk = rs;  // the q and k heads at the start of qkv's one row
+  rsqk.heads = cfg.n_head + cfg.n_head_kv;
+  const gpu::Buffer* posb = cfg.rope_freqs ? nullptr : &pos;
   for (Layer& Ly : layers) {
     LayerPass& L = Ly.pass[0];
-    const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
-    const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
-    const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
-    const gpu::Buffer* posb = cfg.rope_freqs ? nullptr : &pos;
-    L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = posb});
-    L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = posb});
-    L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
-    if (cfg.rope_freqs) {
-      L.rope_qk = true;
-      L.rq = GpuRope(*ctx, rs, {&q, &pos, nullptr, &rope_ff});
-      L.rk = GpuRope(*ctx, rsk, {&k, &pos, nullptr, &rope_ff});
+    if (Ly.fused) {
+      const gpu::Buffer* b = cfg.qkv_bias ? &Ly.bqkv : nullptr;
+      L.pq = mv(Ly.wqkv, rope_qkv, {.x = &x, .y = &qkv, .norm_w = &Ly.attn_norm, .bias = b, .pos = posb});
+      if (cfg.rope_freqs) L.ropes.emplace_back(*ctx, rsqk, GpuRopeArgs{&qkv, &pos, nullptr, &rope_ff});
+      L.store = GpuKvStore(*ctx, kv, n_ctx, 1, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type), {nq, nq + kv, nqkv});
+      L.att = GpuAttention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+    } else {
+      const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
+      const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
+      const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
+      L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = posb});
+      L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = posb});
+      L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
+      if (cfg.rope_freqs) {
+        L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, nullptr, &rope_ff});
+        L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, nullptr, &rope_ff});
+      }
+      L.store = GpuKvStore(*ctx, kv, n_ctx, 1, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
+      L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     }
-    L.store = GpuKvStore(*ctx, kv, n_ctx, 1, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
-    L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
     L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = &Ly.ffn_norm});
     L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
@@ -109,9 +130,12 @@ void GpuModel::Impl::prepare_single() {
 
 // A prompt batch of `batch` rows: the norms into h, the projections through
 // gemm::matmul (gemm above the crossover, matvec below or for a format
-// without a gemm), bias and RoPE by GpuRope, the lm_head from x_last.
+// without a gemm), bias and RoPE by GpuRope, the lm_head from x_last. A fused
+// layer's one matmul writes rows [q | k | v] into qkv [batch, n_q + 2 n_kv],
+// and one GpuRope over its n_head + 2 n_kv heads adds the bias and rotates
+// the first n_head + n_kv.
 void GpuModel::Impl::prepare_batch() {
-  const uint32_t kv = cfg.n_embd_kv();
+  const uint32_t nq = cfg.n_embd_q(), kv = cfg.n_embd_kv(), nqkv = nq + 2 * kv;
   Hooks store, acc, silu;
   acc.epilogue = Epilogue::Acc;
   silu.epilogue = Epilogue::SiluGate;
@@ -144,24 +168,33 @@ void GpuModel::Impl::prepare_batch() {
   GpuRopeShape rsv = rsk;
   rsv.rope = false;
   const gpu::Buffer* ffb = cfg.rope_freqs ? &rope_ff : nullptr;
+  GpuRopeShape rsqkv = rs;
+  rsqkv.heads = cfg.n_head + 2 * cfg.n_head_kv;
+  rsqkv.rope_heads = cfg.n_head + cfg.n_head_kv;
   const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, batch, kv_format(opt.kv_type)};
+  GpuAttentionShape shape_qkv = shape;
+  shape_qkv.q_stride = nqkv;
   for (Layer& Ly : layers) {
     LayerPass& L = Ly.pass[1];
     L.norms = true;
     L.n_attn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.attn_norm, h);
     L.n_ffn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.ffn_norm, h);
-    L.pq = mm(Ly.wq, Ly.gq, store, h, q);
-    L.pk = mm(Ly.wk, Ly.gk, store, h, k);
-    L.pv = mm(Ly.wv, Ly.gv, store, h, v);
-    L.rope_qk = true;
-    L.rq = GpuRope(*ctx, rs, {&q, &pos, cfg.qkv_bias ? &Ly.bq : nullptr, ffb});
-    L.rk = GpuRope(*ctx, rsk, {&k, &pos, cfg.qkv_bias ? &Ly.bk : nullptr, ffb});
-    if (cfg.qkv_bias) {
-      L.bias_v = true;
-      L.rv = GpuRope(*ctx, rsv, {&v, &pos, &Ly.bv, nullptr});
+    if (Ly.fused) {
+      L.pq = mm(Ly.wqkv, Ly.gqkv, store, h, qkv);
+      L.ropes.emplace_back(*ctx, rsqkv, GpuRopeArgs{&qkv, &pos, cfg.qkv_bias ? &Ly.bqkv : nullptr, ffb});
+      L.store = GpuKvStore(*ctx, kv, n_ctx, batch, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type),
+                           {nq, nq + kv, nqkv});
+      L.att = GpuAttention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+    } else {
+      L.pq = mm(Ly.wq, Ly.gq, store, h, q);
+      L.pk = mm(Ly.wk, Ly.gk, store, h, k);
+      L.pv = mm(Ly.wv, Ly.gv, store, h, v);
+      L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, cfg.qkv_bias ? &Ly.bq : nullptr, ffb});
+      L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, cfg.qkv_bias ? &Ly.bk : nullptr, ffb});
+      if (cfg.qkv_bias) L.ropes.emplace_back(*ctx, rsv, GpuRopeArgs{&v, &pos, &Ly.bv, nullptr});
+      L.store = GpuKvStore(*ctx, kv, n_ctx, batch, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
+      L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     }
-    L.store = GpuKvStore(*ctx, kv, n_ctx, batch, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
-    L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     L.po = mm(Ly.wo, Ly.go, acc, att, x);
     L.pffn = mm(Ly.wg, Ly.gg, silu, h, ff, &Ly.wu, &Ly.gu);
     L.pdown = mm(Ly.wd, Ly.gd, acc, ff, x);
@@ -194,11 +227,7 @@ void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool r
       L.pq.record(r);
       L.pk.record(r);
       L.pv.record(r);
-      if (L.rope_qk) {
-        L.rq.record(r);
-        L.rk.record(r);
-      }
-      if (L.bias_v) L.rv.record(r);
+      for (const GpuRope& rp : L.ropes) rp.record(r);
     }
     if (on(KernelFamily::KvCopy)) L.store.record(r);
     if (on(KernelFamily::Attention)) L.att.record(r);

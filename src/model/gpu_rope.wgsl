@@ -3,7 +3,8 @@
 // (kernels/rope/twin.hpp), with optional freq factors ff [NROT / 2]
 // (rope_freqs.weight). One invocation per (token, head, pair i < HD / 2);
 // pairs past NROT / 2 take the pass-through dims two at a time. A token at
-// position 0xffffffff (batch padding) is not rotated. The linear id is
+// position 0xffffffff (batch padding) is not rotated, nor are heads
+// >= RHEADS (the v heads of a fused QKV output). The linear id is
 // (wid.x + wid.y * nwg.x) * WG + lid.
 {{DECLS}}
 const WG: u32 = {{WG}};
@@ -11,6 +12,7 @@ const M: u32 = {{M}};
 const HEADS: u32 = {{HEADS}};
 const HD: u32 = {{HD}};
 const NROT: u32 = {{NROT}};
+const RHEADS: u32 = {{RHEADS}};  // heads [RHEADS, HEADS) of a token: bias only
 const NEOX: bool = {{NEOX}};
 const ROPE: bool = {{ROPE}};
 const BASE: f32 = {{BASE}};
@@ -45,7 +47,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let a = y[row + ia] + bias_at(brow + ia);
   let b = y[row + ib] + bias_at(brow + ib);
   let p = pos[th / HEADS];
-  if (!ROPE || !rot || p == 0xffffffffu) {
+  if (!ROPE || !rot || p == 0xffffffffu || th % HEADS >= RHEADS) {
     y[row + ia] = a;
     y[row + ib] = b;
     return;

@@ -74,6 +74,8 @@ KernelSpec rope_spec(const gpu::Context& ctx, const GpuRopeShape& s, bool bias, 
   k.hooks.n_rot = s.n_rot;
   k.hooks.rope_base = s.base;
   k.hooks.rope_scale = s.scale;
+  BQ_CHECK(s.rope_heads <= s.heads, "rope: {} rotated heads of {}", s.rope_heads, s.heads);
+  if (s.rope_heads && s.rope_heads < s.heads) k.hooks.rope_rows = s.rope_heads * s.head_dim;
   k.variant = 1 + (s.rope ? 2 : 0) + (freq ? 4 : 0);
   return k;
 }
@@ -98,6 +100,7 @@ std::string rope_wgsl(const KernelSpec& s) {
       .set_u("HEADS", s.n)
       .set_u("HD", s.k)
       .set_u("NROT", s.hooks.n_rot)
+      .set_u("RHEADS", s.hooks.rope_rows ? s.hooks.rope_rows / s.k : s.n)
       .set("NEOX", s.hooks.rope_mode == blockq::RopeMode::Neox ? "true" : "false")
       .set("ROPE", s.variant & 2 ? "true" : "false")
       .set("BASE", wgsl_float(s.hooks.rope_base))

@@ -40,6 +40,10 @@ struct GpuRopeShape {
   float base = 10000.0f, scale = 1.0f;
   blockq::RopeMode mode = blockq::RopeMode::Normal;
   bool rope = true;  // false: the bias only
+  // Heads [rope_heads, heads) of each token get the bias only (0: none):
+  // a fused QKV output [q | k | v] is heads = n_head + 2 n_kv of which the
+  // first n_head + n_kv are rotated.
+  uint32_t rope_heads = 0;
 };
 
 struct GpuRopeArgs {
@@ -50,7 +54,8 @@ struct GpuRopeArgs {
 };
 
 // op Rope: n = heads, k = head_dim, m = tokens, hooks (mode, n_rot, base,
-// scale, bias), variant = 1 + 2 (rope) + 4 (freq factors).
+// scale, bias, rope_rows = rope_heads * head_dim), variant = 1 + 2 (rope) + 4
+// (freq factors).
 KernelSpec rope_spec(const gpu::Context& ctx, const GpuRopeShape& s, bool bias, bool freq);
 std::string rope_wgsl(const KernelSpec& spec);
 

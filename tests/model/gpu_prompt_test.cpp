@@ -75,7 +75,8 @@ TEST_P(GpuPrompt, GemmBatchesMatchCpuReference) {
   const Case c = GetParam();
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(c.arch, c.type, c.rope_freqs));
   GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .crossover = 4u, .kv_type = c.kv});
-  EXPECT_EQ(g.prompt_gemm_count(), 6 * g.config().n_layer) << "every prompt projection should run the gemm";
+  EXPECT_EQ(g.prompt_gemm_count(), g.prompt_projection_count()) << "every prompt projection should run the gemm";
+  EXPECT_EQ(g.prompt_projection_count(), 4 * g.config().n_layer) << "Q, K and V should run as one projection";
   CpuModel cpu(f, {ForwardMode::F32, 96, 1, c.kv});
   const Tokenizer tok(from_gguf(f));
   std::vector<TokenId> prompt = tok.tokenize(kLongText, true);
