@@ -26,9 +26,8 @@ struct BenchRunArgs {
   int n_prompt = 32;
   int n_gen = 32;
   int samples = 5;
-  uint32_t batch = 0;
-  std::string kv_type = "f16";
-  int crossover = -1;
+  ModelLoadArgs load;
+  bool no_fuse_qkv = false;
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -46,9 +45,10 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
   model::GpuModel m(ctx, gguf::GgufFile::open(path),
-                    {.n_ctx = uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)), .progress = true, .batch = a.batch,
-                     .crossover = a.crossover >= 0 ? std::optional<uint32_t>(a.crossover) : std::nullopt,
-                     .kv_type = model::kv_type_from_name(a.kv_type)});
+                    {.n_ctx = uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)), .progress = true, .batch = a.load.batch,
+                     .crossover = a.load.crossover >= 0 ? std::optional<uint32_t>(a.load.crossover) : std::nullopt,
+                     .kv_type = model::kv_type_from_name(a.load.kv_type),
+                     .fuse_qkv = !a.no_fuse_qkv});
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
 
@@ -84,11 +84,12 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
              m.n_ctx(), double(mem.activations) / (1 << 20));
   fmt::print("prompt     {} tokens, {:.1f} tokens/s ({})\n", a.n_prompt, a.n_prompt / pp,
              m.batch() > 1 ? fmt::format("batches of {}, {} of {} projections on the gemm", m.batch(),
-                                         m.prompt_gemm_count(), 6 * c.n_layer)
+                                         m.prompt_gemm_count(), m.prompt_projection_count())
                            : "token by token");
   fmt::print("generation {} tokens, {:.1f} tokens/s\n", a.n_gen, a.n_gen / gen);
   fmt::print("first tok  {:.1f} ms (prompt of {} tokens + sampling)\n", 1e3 * secs(t_first - t0), a.n_prompt);
-  fmt::print("dispatches {} per token\n", m.dispatches_per_token());
+  fmt::print("dispatches {} per token (Q, K, V fused in {} of {} layers)\n", m.dispatches_per_token(),
+             m.fused_qkv_layers(), c.n_layer);
 
   // Breakdown at the current position: each family's dispatches of one token.
   m.set_inputs(next);
@@ -124,13 +125,8 @@ void add_bench_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("-m,--model", a.model, "A GGUF file instead of a synthetic model");
   cmd->add_option("-p,--n-prompt", a.n_prompt, "Prompt tokens")->capture_default_str();
   cmd->add_option("-n,--n-gen", a.n_gen, "Generated tokens")->capture_default_str();
-  cmd->add_option("--batch", a.batch,
-                  "Prompt tokens per command buffer (1..512; 1: token by token; 0: auto, 128 on a GPU, 1 on a CPU adapter)")
-      ->capture_default_str();
-  cmd->add_option("--crossover", a.crossover,
-                  "Prompt matmuls use the gemm above this m, matvec at or below (-1: measured once per adapter, cached)")
-      ->capture_default_str();
-  cmd->add_option("--kv-type", a.kv_type, "KV cache element type: f16 (packed two per u32) or f32")->capture_default_str();
+  add_model_load_options(cmd, a.load);
+  cmd->add_flag("--no-fuse-qkv", a.no_fuse_qkv, "Q, K and V as three projections per layer (for comparison)");
   cmd->add_option("--samples", a.samples, "Timing samples per kernel family")->capture_default_str();
   cmd->callback([&g] { bench_run(a, g); });
 }
