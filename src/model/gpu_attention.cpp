@@ -35,8 +35,8 @@ KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
   k.m = s.m;
   k.tile = s.n_ctx;
   k.variant = s.n_kv_head;
-  k.tile_m = s.q_off;
-  k.tile_n = s.q_stride;
+  k.offsets.q = s.q_off;
+  k.offsets.row = s.q_stride;
   BQ_CHECK(s.q_stride == 0 || s.q_stride >= s.n_head * s.head_dim,
            "attention: q rows of stride {} cannot hold {} heads of {}", s.q_stride, s.n_head, s.head_dim);
   check_kv(s.kv, s.head_dim);
@@ -60,8 +60,8 @@ std::string attention_wgsl(const KernelSpec& spec) {
       .set_u("N_KV", spec.variant)
       .set_u("GQA", spec.n / spec.variant)
       .set_u("CTX", spec.tile)
-      .set_u("Q_OFF", spec.tile_m)
-      .set_u("Q_ROW", spec.tile_n ? spec.tile_n : spec.n * spec.k)
+      .set_u("Q_OFF", spec.offsets.q)
+      .set_u("Q_ROW", spec.offsets.row ? spec.offsets.row : spec.n * spec.k)
       .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
       .set("KV_T", spec.weight.format == Format::F16 ? "u32" : "f32")
       .set("KV_FUNCS", spec.weight.format == Format::F16
@@ -109,9 +109,9 @@ GpuKvStore::GpuKvStore(const gpu::Context& ctx, uint32_t row, uint32_t n_ctx, ui
   spec_.m = m;
   spec_.tile = n_ctx;
   spec_.weight.format = kv;
-  spec_.tile_m = rows.k_off;
-  spec_.tile_n = rows.v_off;
-  spec_.reg_m = rows.stride;
+  spec_.offsets.k = rows.k_off;
+  spec_.offsets.v = rows.v_off;
+  spec_.offsets.row = rows.stride;
   spec_.wg = std::min<uint32_t>(64, ctx.limits().maxComputeInvocationsPerWorkgroup);
   spec_.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
   const std::string key = spec_.key();

@@ -31,7 +31,7 @@ uint64_t kv_cache_bytes(Format kv, uint64_t n);
 // op Attention: n = n_head, k = head_dim, m = tokens, tile = n_ctx, variant = n_kv_head,
 // weight.format = the cache type,
 // wg = invocations per head (a power of two, <= 64 and the device's limit),
-// tile_m = q_off, tile_n = the q row stride (when not n_head * head_dim).
+// offsets.q = q_off, offsets.row = the q row stride (when not n_head * head_dim).
 KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s);
 std::string attention_wgsl(const KernelSpec& spec);
 
@@ -73,8 +73,8 @@ struct KvRows {
 // Stores k and v [m, n_kv_head * head_dim] (f32, placed as `rows` says) into
 // their caches [n_ctx, n_kv_head * head_dim] of type kv (F32, or F16 rounded
 // by pack2x16float) at rows pos[t], skipping positions >= n_ctx (op Copy: k =
-// row length, m = tokens, tile = n_ctx, weight.format = kv, tile_m / tile_n
-// = k_off / v_off, reg_m = rows.stride).
+// row length, m = tokens, tile = n_ctx, weight.format = kv, offsets.k / .v /
+// .row = rows.k_off / v_off / stride).
 class GpuKvStore {
  public:
   GpuKvStore() = default;

@@ -168,7 +168,9 @@ TEST(GpuRopeFreqs, Llama3Factors) {
   for (size_t i = 0; i < ff.size(); ++i) {
     EXPECT_GE(ff[i], 1.0f);
     EXPECT_LE(ff[i], 8.0f);
-    if (i) EXPECT_GE(ff[i], ff[i - 1]);
+    if (i) {
+      EXPECT_GE(ff[i], ff[i - 1]);
+    }
     blended += ff[i] > 1.0f && ff[i] < 8.0f;
   }
   EXPECT_GT(blended, 0);

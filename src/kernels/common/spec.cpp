@@ -34,6 +34,7 @@ std::string KernelSpec::key() const {
                               n, k, m, wg, tpr, tile, tokens, unroll);
   if (rpl != 1) s += fmt::format(".rpl{}", rpl);
   if (tile_m || tile_n || reg_m || reg_n) s += fmt::format(".t{}x{}.r{}x{}", tile_m, tile_n, reg_m, reg_n);
+  if (offsets != Offsets{}) s += fmt::format(".off{}.{}.{}.row{}", offsets.q, offsets.k, offsets.v, offsets.row);
   s += fmt::format(".g{}", max_groups);
   if (features.subgroups) s += ".sg";
   if (features.f16) s += ".f16";

@@ -66,6 +66,13 @@ struct KernelSpec {
   uint32_t unroll = 1;  // units a lane loads before it computes (matvec)
   uint32_t rpl = 1;     // rows each lane group computes, sharing its x reads (matvec)
   uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0;  // gemm register tiling
+  // Element offsets and row stride of q, k and v inside one shared activation
+  // buffer (the model's attention and KV store read them from its qkv rows);
+  // 0 where unused.
+  struct Offsets {
+    uint32_t q = 0, k = 0, v = 0, row = 0;
+    bool operator==(const Offsets&) const = default;
+  } offsets;
   uint32_t max_groups = 65535;  // the adapter's workgroups per dimension
   FeatureSet features;
   Hooks hooks;
