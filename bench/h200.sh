@@ -55,6 +55,18 @@ if [ "$mode" = round ]; then
   echo "gemm:"; grep -E "^\S" "$OUT/gemm_sweep.txt" | head -40
   echo "run:"; grep -E "^(model|prompt|generation|dispatches|memory|  [a-z])" "$OUT/bench_run.txt"
 fi
+if [ "$mode" = check ]; then
+  # A short confirmation run: the end-to-end benchmark, the matvec 8B shapes
+  # for the three target formats, then the matvec parity tests.
+  for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
+    set -- $p
+    timeout 100 $B/blockq bench run --preset $1 --type $2 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
+      | tee -a "$OUT/bench_run.txt" | grep -E "^(prompt|generation|dispatches|memory|  total)"
+  done
+  $B/blockq bench matvec --formats q8_0,q4_0,q4_K --shapes 4096x14336,14336x4096 --batch 1,8 2>/dev/null \
+    | tee "$OUT/matvec_check.txt" | grep -E "^(device|[a-z])" | awk '{print $1, $2, $3, $4, $7}'
+  timeout 60 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1; echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+fi
 if [ "$mode" = sweep ]; then
   tag=${TAG:-sweep}
   $B/blockq bench matvec --formats ${FORMATS:-q8_0,q4_0,q4_K} --shapes ${SHAPES:-4096x14336,14336x4096} \
