@@ -22,12 +22,15 @@
 #include "quant/half.hpp"
 #include "oracle.hpp"
 #include "support/gpu.hpp"
+#include "support/random.hpp"
 #include "util/error.hpp"
 
 namespace blockq::model {
 namespace {
 
+using testing::argmax;
 using testing::synth_file;
+using blockq::testing_support::max_rel_err;  // max |got - ref| / max |ref|, +inf on NaN
 
 // Logits agree when max |gpu - cpu| <= kRelBound * max |cpu|. At position 0
 // they agree to ~3e-7 (f32 summation order); from position 1 on, the matvec
@@ -42,17 +45,6 @@ std::string tiny(Arch arch, Format type) {
   o.seed = 11;
   return synth_file(fmt::format("gpu-{}-{}", arch == Arch::Llama ? "llama" : "qwen2", traits(type).name), o);
 }
-
-double rel_err(std::span<const float> gpu, std::span<const float> cpu) {
-  double err = 0, mag = 0;
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    err = std::max(err, std::fabs(double(gpu[i]) - double(cpu[i])));
-    mag = std::max(mag, std::fabs(double(cpu[i])));
-  }
-  return err / std::max(mag, 1e-30);
-}
-
-TokenId argmax(std::span<const float> v) { return TokenId(std::max_element(v.begin(), v.end()) - v.begin()); }
 
 struct Case {
   Arch arch;
@@ -77,7 +69,7 @@ TEST_P(GpuForward, MatchesCpuReference) {
   for (size_t i = 0; i < prompt.size(); ++i) {
     const auto a = g.eval(prompt[i]);
     const auto b = cpu.eval(prompt[i]);
-    const double e = rel_err(a, b);
+    const double e = max_rel_err(a, b);
     worst = std::max(worst, e);
     EXPECT_LT(e, kRelBound) << "prompt position " << i;
     gl.assign(a.begin(), a.end());
@@ -91,7 +83,7 @@ TEST_P(GpuForward, MatchesCpuReference) {
     ASSERT_EQ(tg, tc) << "greedy token " << i;
     const auto a = g.eval(tg);
     const auto b = cpu.eval(tc);
-    const double e = rel_err(a, b);
+    const double e = max_rel_err(a, b);
     worst = std::max(worst, e);
     EXPECT_LT(e, kRelBound) << "generated position " << i;
     gl.assign(a.begin(), a.end());
@@ -112,7 +104,7 @@ TEST_P(GpuForward, MatchesCpuReference) {
   auto again = g.eval(std::span<const TokenId>(prompt));
   cpu.reset();
   const auto ref = cpu.eval(std::span<const TokenId>(prompt));
-  EXPECT_LT(rel_err(again, ref), kRelBound) << "batched prompt";
+  EXPECT_LT(max_rel_err(again, ref), kRelBound) << "batched prompt";
   for (int i = 0; i < 8; ++i) {
     ASSERT_EQ(argmax(again), gen_cpu[i]) << "greedy token " << i << " after the batched prompt";
     again = g.eval(gen_cpu[i]);

@@ -19,11 +19,13 @@
 #include "oracle.hpp"
 #include "quant/format.hpp"
 #include "support/gpu.hpp"
+#include "support/random.hpp"
 
 namespace blockq::model {
 namespace {
 
 using testing::synth_file;
+using blockq::testing_support::max_rel_err;  // max |got - ref| / max |ref|, +inf on NaN
 
 // Fused and unfused rows are the same dot products with the same hooks; only
 // the plan (and so the summation order) may differ with n, so they agree far
@@ -41,15 +43,6 @@ std::string tiny(Arch arch, bool rope_freqs) {
   o.rope_freqs = rope_freqs;
   return synth_file(fmt::format("fused-{}{}", arch == Arch::Llama ? "llama" : "qwen2", rope_freqs ? "-ropefreqs" : ""),
                     o);
-}
-
-double rel_err(std::span<const float> a, std::span<const float> ref) {
-  double err = 0, mag = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    err = std::max(err, std::fabs(double(a[i]) - double(ref[i])));
-    mag = std::max(mag, std::fabs(double(ref[i])));
-  }
-  return err / std::max(mag, 1e-30);
 }
 
 struct Case {
@@ -83,14 +76,14 @@ TEST_P(FusedQkv, MatchesUnfused) {
   if (c.batch > 1) {
     const auto a = fused.eval(std::span<const TokenId>(prompt));
     std::vector<float> fa(a.begin(), a.end());
-    const double e = rel_err(fa, unfused.eval(std::span<const TokenId>(prompt)));
+    const double e = max_rel_err(fa, unfused.eval(std::span<const TokenId>(prompt)));
     worst = std::max(worst, e);
     EXPECT_LT(e, kSameBound) << "batched prompt";
   } else {
     for (size_t i = 0; i < prompt.size(); ++i) {
       const auto a = fused.eval(prompt[i]);
       std::vector<float> fa(a.begin(), a.end());
-      const double e = rel_err(fa, unfused.eval(prompt[i]));
+      const double e = max_rel_err(fa, unfused.eval(prompt[i]));
       worst = std::max(worst, e);
       EXPECT_LT(e, kSameBound) << "position " << i;
     }
@@ -99,7 +92,7 @@ TEST_P(FusedQkv, MatchesUnfused) {
   for (TokenId t : {TokenId(7), TokenId(300), TokenId(42)}) {
     const auto a = fused.eval(t);
     std::vector<float> fa(a.begin(), a.end());
-    const double e = rel_err(fa, unfused.eval(t));
+    const double e = max_rel_err(fa, unfused.eval(t));
     worst = std::max(worst, e);
     EXPECT_LT(e, kSameBound) << "token " << t << " after the prompt";
   }
@@ -148,11 +141,11 @@ TEST(FusedQkvFallback, MixedFormatsRunUnfused) {
   CpuModel cpu(f, {ForwardMode::F32, 64, 1});
   const std::vector<TokenId> prompt = Tokenizer(from_gguf(f)).tokenize(kText, true);
   double worst = 0;
-  const double e0 = rel_err(g.eval(std::span<const TokenId>(prompt)), cpu.eval(std::span<const TokenId>(prompt)));
+  const double e0 = max_rel_err(g.eval(std::span<const TokenId>(prompt)), cpu.eval(std::span<const TokenId>(prompt)));
   worst = std::max(worst, e0);
   EXPECT_LT(e0, kRelBound) << "batched prompt";
   for (TokenId t : {TokenId(7), TokenId(300), TokenId(42), TokenId(5)}) {
-    const double e = rel_err(g.eval(t), cpu.eval(t));
+    const double e = max_rel_err(g.eval(t), cpu.eval(t));
     worst = std::max(worst, e);
     EXPECT_LT(e, kRelBound) << "token " << t;
   }

@@ -27,7 +27,9 @@
 namespace blockq::model {
 namespace {
 
+using testing::argmax;
 using testing::synth_file;
+using blockq::testing_support::max_rel_err;  // max |got - ref| / max |ref|, +inf on NaN
 
 // The bound of gpu_forward_test.cpp: max |gpu - cpu| <= kRelBound * max |cpu|.
 constexpr double kRelBound = 1e-3;
@@ -46,17 +48,6 @@ std::string tiny(Arch arch, Format type, bool rope_freqs) {
                                 rope_freqs ? "-ropefreqs" : ""),
                     o);
 }
-
-double rel_err(std::span<const float> gpu, std::span<const float> cpu) {
-  double err = 0, mag = 0;
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    err = std::max(err, std::fabs(double(gpu[i]) - double(cpu[i])));
-    mag = std::max(mag, std::fabs(double(cpu[i])));
-  }
-  return err / std::max(mag, 1e-30);
-}
-
-TokenId argmax(std::span<const float> v) { return TokenId(std::max_element(v.begin(), v.end()) - v.begin()); }
 
 struct Case {
   Arch arch;
@@ -89,7 +80,7 @@ TEST_P(GpuPrompt, GemmBatchesMatchCpuReference) {
     const auto chunk = std::span<const TokenId>(prompt).subspan(i, std::min<size_t>(16, prompt.size() - i));
     const auto a = g.eval_step(chunk);
     cl = cpu.eval(chunk);
-    const double e = rel_err(a, cl);
+    const double e = max_rel_err(a, cl);
     worst = std::max(worst, e);
     EXPECT_LT(e, kRelBound) << "batch at " << i;
     gl.assign(a.begin(), a.end());
@@ -100,7 +91,7 @@ TEST_P(GpuPrompt, GemmBatchesMatchCpuReference) {
     ASSERT_EQ(argmax(gl), t) << "greedy token " << i;
     const auto a = g.eval(t);
     cl = cpu.eval(t);
-    const double e = rel_err(a, cl);
+    const double e = max_rel_err(a, cl);
     worst = std::max(worst, e);
     EXPECT_LT(e, kRelBound) << "generated position " << i;
     gl.assign(a.begin(), a.end());
@@ -147,10 +138,10 @@ TEST(GpuRopeFreqs, SingleTokensMatchCpuReference) {
   for (size_t i = 0; i < 40 && i < prompt.size(); ++i) {
     const auto a = g.eval(prompt[i]);
     const auto b = cpu.eval(prompt[i]);
-    const double e = rel_err(a, b);
+    const double e = max_rel_err(a, b);
     worst = std::max(worst, e);
     EXPECT_LT(e, kRelBound) << "position " << i;
-    effect = std::max(effect, rel_err(cpu_plain.eval(prompt[i]), b));
+    effect = std::max(effect, max_rel_err(cpu_plain.eval(prompt[i]), b));
   }
   EXPECT_GT(effect, 5 * kRelBound) << "the freq factors barely change the logits: the test could not fail";
   std::printf("[ rope_freqs ] single tokens: max rel err %.3g; without the factors the CPU differs by %.3g\n", worst,

@@ -4,15 +4,18 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "model/synth.hpp"
+#include "model/tokenizer.hpp"
 
 namespace blockq::model::testing {
 
@@ -39,6 +42,11 @@ inline std::string synth_file(const std::string& name, const SynthOptions& opt) 
   const fs::path p = temp_dir() / (name + ".gguf");
   if (!fs::exists(p)) synth_model(opt, p.string());
   return p.string();
+}
+
+// The most likely token of a logits row.
+inline TokenId argmax(std::span<const float> v) {
+  return TokenId(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
 // The repository root, from this file's path (tests/model/oracle.hpp), or

@@ -37,7 +37,7 @@ struct Variant {
   bool rope_freqs = false;  // rope_freqs.weight (llama3 factors)
 };
 
-std::string PrintTo(const Variant& v) { return v.name; }
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }  // gtest prints a parameter by its name
 
 const std::vector<std::string> kTexts = {
     "The lighthouse keeper woke before the sun.",
