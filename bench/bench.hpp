@@ -20,12 +20,17 @@ struct MatvecBenchOptions {
   int samples = 15;          // timed passes (median)
   int calls_per_sample = 4;  // each pass calls every copy this many times
   bool progress = true;
+  uint64_t max_chunk_bytes = 0;  // upload row chunks of at most this (0: the binding limit)
+  bool same_size_read = true;  // also time a plain read of each case's weight bytes
 };
 
 struct MatvecRow {
   std::string kind, spec, error;
   uint32_t n = 0, k = 0, m = 0;
   double us = 0, bytes = 0, gbps = 0, ratio = 0;
+  // A plain streaming read of the same weight bytes from as many rotated
+  // copies, one dispatch per call (0 when not measured).
+  double read_us = 0;
   bool gpu_timestamps = false;
 };
 

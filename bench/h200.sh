@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|full|tests|final]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -73,6 +73,21 @@ if [ "$mode" = sweep ]; then
     --batch ${BATCH:-1} --sweep "${SWEEP:-sg=1;wg=256,512;tpr=4,8,16;unroll=2,4}" 2>/dev/null > "$OUT/$tag.txt"
   # the best variant of each (format, shape, batch), and the spread
   grep -E "^[a-z]" "$OUT/$tag.txt" | sort -k1,1 -k2,2 -k3,3n -k4,4n | awk '{key=$1" "$2" "$3; if (key!=last) {print $1, $2, "b"$3, $4" us", $7, $8; last=key}}'
+fi
+if [ "$mode" = splitk ]; then
+  # Split-k: its parity tests on this adapter, then batch 1 and 8 sweeps over
+  # the split count; the best variant per (format, shape, batch, splits).
+  timeout 120 $B/test_k_matvec --gtest_filter='*SplitK*:*Parity*' > "$OUT/test_splitk.log" 2>&1
+  echo "matvec split-k and parity tests exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_splitk.log" | tr '\n' ' ')"
+  FORMATS=${SK_FORMATS1:-q8_0,q4_0,q4_K,q6_K,f16,q5_K} SHAPES=4096x14336,14336x4096 BATCH=1 TAG=sk_b1 \
+    SWEEP=${SK_SWEEP1:-wg=256,512,1024;tpr=16,32;splits=1,2,4,8} bash "$0" sweep > /dev/null
+  FORMATS=${SK_FORMATS8:-q8_0,q4_0,q4_K} SHAPES=4096x14336 BATCH=8 TAG=sk_b8 \
+    SWEEP=${SK_SWEEP8:-wg=256,512;tpr=16,32;rpl=2,4;tokens=4,8;splits=1,2,4,8} bash "$0" sweep > /dev/null
+  for f in sk_b1 sk_b8; do
+    echo "$f (format shape batch splits: best us, of bw, kernel):"
+    grep -E "^[a-z]" "$OUT/$f.txt" | awk '{sk=1; if (match($8, /\.sk[0-9]+/)) sk=substr($8, RSTART+3, RLENGTH-3); print $1, $2, $3, sk, $4, $7, $8}' \
+      | sort -k1,1 -k2,2 -k3,3n -k4,4n -k5,5n | awk '{key=$1" "$2" "$3" "$4; if (key!=last) {print; last=key}}'
+  done
 fi
 if [ "$mode" = full ] || [ "$mode" = quick ]; then
   shapes="49152x960,2560x960,14336x4096,4096x14336"

@@ -69,7 +69,9 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
       uint64_t wbytes = 0;
       try {
         do {
-          copies.push_back(matvec::upload(ctx, hw, fmt::format("bench.{}.{}", kind.name(), copies.size())));
+          matvec::UploadOptions uo;
+          uo.max_chunk_bytes = o.max_chunk_bytes;
+          copies.push_back(matvec::upload(ctx, hw, fmt::format("bench.{}.{}", kind.name(), copies.size()), uo));
           wbytes = copies.back().bytes();
         } while (copies.size() < o.max_copies && wbytes * copies.size() < o.rotate_bytes);
       } catch (const Error& e) {  // e.g. k not a multiple of a K-quant's 256-element block
@@ -81,6 +83,9 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
         rows.push_back(row);
         continue;
       }
+      double read_us = 0;
+      if (o.same_size_read)
+        read_us = measure_read_bandwidth(ctx, wbytes, static_cast<uint32_t>(copies.size())).us;
       for (uint32_t m : o.batches) {
         std::vector<float> x(size_t{m} * k);
         std::mt19937 rng(11);
@@ -94,6 +99,7 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
           row.n = n;
           row.k = k;
           row.m = m;
+          row.read_us = read_us;
           try {
             KernelSpec spec = matvec::plan(ctx, kind, n, k, m, {}, variant);
             row.spec = spec.key();

@@ -39,19 +39,36 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     bool json = false, quick = false;
     int samples = 15;
     uint64_t bw_bytes = 1ull << 30;
+    uint64_t chunk_mb = 0;     // weight chunks of at most this many MiB (0: the binding limit)
+    std::string read_sizes;    // MiB sizes: time plain reads of rotated buffers of each size, then stop
   };
   static Opts o;
   mv->add_option("--formats", o.formats, "Comma-separated formats");
   mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
-  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;sg=..;tokens=..");
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..");
   mv->add_option("--samples", o.samples, "Timed passes per case (median)");
   mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   mv->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
+  mv->add_option("--max-chunk-mb", o.chunk_mb, "Split each weight into row chunks of at most this many MiB");
+  mv->add_option("--read-sizes", o.read_sizes,
+                 "Only time plain streaming reads of rotated buffers of these sizes (MiB, comma-separated)");
   mv->add_flag("--json", o.json, "Print JSON");
   mv->callback([&g] {
     auto ctx = make_context(g);
+    if (!o.read_sizes.empty()) {
+      // The read ceiling by buffer size, each rotated over copies filling 512 MiB.
+      fmt::print("{:>10} {:>7} {:>10} {:>10}\n", "MiB", "copies", "us", "GB/s");
+      for (const auto& mb : split_list(o.read_sizes)) {
+        const uint64_t bytes = std::stoull(mb) << 20;
+        const uint32_t copies = static_cast<uint32_t>(std::max<uint64_t>(1, (512ull << 20) / bytes));
+        auto r = measure_read_bandwidth(ctx, bytes, copies);
+        fmt::print("{:>10} {:>7} {:>10.2f} {:>10.1f}\n", mb, copies, r.us, r.gbps);
+      }
+      return;
+    }
     bench::MatvecBenchOptions bo;
+    bo.max_chunk_bytes = o.chunk_mb << 20;
     for (const auto& f : split_list(o.formats)) bo.kinds.push_back(parse_kind(f));
     if (o.quick) o.shapes = "256x256,512x1024";
     for (const auto& s : split_list(o.shapes)) {
@@ -90,6 +107,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "unroll") n.unroll = u;
           else if (key == "tokens") n.tokens = u;
           else if (key == "rpl") n.rpl = u;
+          else if (key == "splits") n.splits = u;
           else if (key == "sg") n.subgroups = u != 0;
           else if (key == "tile") n.max_tile = u;
           else fail("unknown sweep key '{}'", key);
@@ -113,19 +131,21 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
       for (const auto& r : rows)
         j["rows"].push_back({{"format", r.kind}, {"n", r.n}, {"k", r.k}, {"batch", r.m}, {"us", r.us},
                              {"bytes", r.bytes}, {"gbps", r.gbps}, {"ratio", r.ratio}, {"spec", r.spec},
+                             {"same_size_read_us", r.read_us},
                              {"error", r.error}});
       fmt::print("{}\n", j.dump(1));
       return;
     }
     fmt::print("\n{:<10} {:>13} {:>5} {:>10} {:>10} {:>9} {:>7}  {}\n", "format", "n x k", "batch", "us/call",
-               "MB moved", "GB/s", "of bw", "kernel");
+               "MB moved", "GB/s", "of bw", "kernel, then a plain read of the same bytes (its time as a share of the kernel's)");
     for (const auto& r : rows) {
       if (!r.error.empty()) {
         fmt::print("{:<10} {:>6}x{:<6} {:>5}  error: {}\n", r.kind, r.n, r.k, r.m, r.error);
         continue;
       }
-      fmt::print("{:<10} {:>6}x{:<6} {:>5} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%  {}\n", r.kind, r.n, r.k, r.m, r.us,
-                 r.bytes / 1e6, r.gbps, 100 * r.ratio, r.spec);
+      fmt::print("{:<10} {:>6}x{:<6} {:>5} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%  {}  read {:.2f} us ({:.0f}%)\n", r.kind,
+                 r.n, r.k, r.m, r.us, r.bytes / 1e6, r.gbps, 100 * r.ratio, r.spec, r.read_us,
+                 r.us > 0 ? 100 * r.read_us / r.us : 0.0);
     }
   });
 }

@@ -11,11 +11,15 @@ namespace blockq {
 struct Bandwidth {
   double gbps = 0;       // 1e9 bytes per second
   uint64_t bytes = 0;    // bytes read per dispatch
+  double us = 0;         // microseconds per dispatch (median pass / dispatches)
   int samples = 0;       // timed passes
   bool gpu_timestamps = false;
 };
 
-// `bytes` is clamped to the binding and buffer limits.
-Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes = 1ull << 30);
+// `bytes` is clamped to the binding and buffer limits. With copies > 1 the
+// dispatches of a pass read `copies` buffers of `bytes` in turn (a ceiling
+// for a kernel that reads that many bytes from rotated weight copies: the
+// same bytes, dispatched the same way, so the L2 holds none of them).
+Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes = 1ull << 30, uint32_t copies = 1);
 
 }  // namespace blockq

@@ -18,6 +18,7 @@ std::string_view op_name(Op op) {
     case Op::Softmax: return "softmax";
     case Op::Add: return "add";
     case Op::Copy: return "copy";
+    case Op::SplitSum: return "split_sum";
   }
   return "?";
 }
@@ -33,6 +34,7 @@ std::string KernelSpec::key() const {
   std::string s = fmt::format("{}.{}.n{}.k{}.m{}.wg{}.tpr{}.tile{}.tok{}.u{}", op_name(op), weight.name(),
                               n, k, m, wg, tpr, tile, tokens, unroll);
   if (rpl != 1) s += fmt::format(".rpl{}", rpl);
+  if (splits != 1) s += fmt::format(".sk{}", splits);
   if (tile_m || tile_n || reg_m || reg_n) s += fmt::format(".t{}x{}.r{}x{}", tile_m, tile_n, reg_m, reg_n);
   if (offsets != Offsets{}) s += fmt::format(".off{}.{}.{}.row{}", offsets.q, offsets.k, offsets.v, offsets.row);
   s += fmt::format(".g{}", max_groups);

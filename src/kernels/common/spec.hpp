@@ -11,7 +11,7 @@
 
 namespace blockq {
 
-enum class Op : uint8_t { Matvec, Gemm, Gather, Embed, RmsNorm, Rope, Attention, SiluGate, Softmax, Add, Copy };
+enum class Op : uint8_t { Matvec, Gemm, Gather, Embed, RmsNorm, Rope, Attention, SiluGate, Softmax, Add, Copy, SplitSum };
 
 // The weight encoding a kernel reads: a ggml format, or ONNX's block-quantized
 // layout (MatMulNBits / GatherBlockQuantized).
@@ -65,6 +65,11 @@ struct KernelSpec {
   uint32_t tokens = 1;  // tokens per workgroup (z chunk) (matvec)
   uint32_t unroll = 1;  // units a lane loads before it computes (matvec)
   uint32_t rpl = 1;     // rows each lane group computes, sharing its x reads (matvec)
+  // Split-k: the reduction is cut into `splits` slices, each summed by its own
+  // workgroups into a partial [splits][weights][m][n]; a split_sum kernel adds
+  // the slices in order and runs the epilogue (matvec; the split count of a
+  // SplitSum spec).
+  uint32_t splits = 1;
   uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0;  // gemm register tiling
   // Element offsets and row stride of q, k and v inside one shared activation
   // buffer (the model's attention and KV store read them from its qkv rows);

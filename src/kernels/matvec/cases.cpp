@@ -305,8 +305,9 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc, const Mv& c) {
   r.tol_twin = tc.tolerance.vs_twin;
   r.tol_ref = tc.tolerance.vs_ref;
   r.pass = r.max_rel_vs_twin <= r.tol_twin && r.max_rel_vs_ref <= r.tol_ref;
-  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} rpl {} tile {} unroll {}{}, {} chunk(s)", spec.weight.name(),
-                         c.n, c.k, c.m, spec.wg, spec.tpr, spec.rpl, spec.tile, spec.unroll,
+  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} rpl {} splits {} tile {} unroll {}{}, {} chunk(s)",
+                         spec.weight.name(), c.n, c.k, c.m, spec.wg, spec.tpr, spec.rpl, spec.splits, spec.tile,
+                         spec.unroll,
                          spec.features.subgroups ? ", subgroups" : "", u.a.chunks.size());
   for (const auto& [key, v] : tc.expected) {
     const double e = kernels::max_rel(got, v);

@@ -205,6 +205,12 @@ std::string row_map(const KernelSpec& s, const std::string& slot) {
 std::string epilogue(const KernelSpec& s) {
   std::string o;
   const auto& h = s.hooks;
+  if (s.splits > 1) {  // partial sums [SPLITS][weights][M][N]; bias and epilogue in split_sum
+    const uint32_t w = weights(s);
+    o += fmt::format("      y[((slice * {}u) * M + tg) * N + gr] = v;\n", w);
+    if (w == 2) o += "      y[((slice * 2u + 1u) * M + tg) * N + gr] = rs[(TOKENS + t) * RPW + slot];\n";
+    return o;
+  }
   if (h.bias) o += "      v = v + bias[gr];\n";
   switch (h.epilogue) {
     case Epilogue::Store: o += "      y[tg * N + gr] = v;\n"; break;
@@ -291,11 +297,16 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // of x, not weights, bound the batched kernel).
   s.rpl = opt.rpl.value_or(batched ? 2 : 1);
   BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
+  const uint32_t splits = opt.splits.value_or(1);
+  BQ_CHECK(splits >= 1 && (splits == 1 || !rope), "matvec: split-k ({} slices) does not support the rope epilogue",
+           splits);
+  const uint32_t ups = (upr + splits - 1) / splits;  // units per slice
+  s.splits = (upr + ups - 1) / ups;                  // no empty slice
   while (true) {
     s.tile = 0;
     const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
     int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * (ui.unit + 4) * 4) * ui.unit : 0;
-    tile = std::min<int64_t>(tile, ui.kp);
+    tile = std::min<int64_t>(tile, int64_t{ups} * ui.unit);
     if (opt.max_tile) tile = std::min<int64_t>(tile, *opt.max_tile / ui.unit * ui.unit);
     if (tile >= ui.unit) {
       s.tile = static_cast<uint32_t>(tile);
@@ -323,7 +334,7 @@ std::vector<Role> bindings(const KernelSpec& s) {
     if (ui.has_side) r.push_back(Role::SideB);
   }
   if (s.hooks.prologue == Prologue::RmsNorm) r.push_back(Role::NormW);
-  if (s.hooks.bias) r.push_back(Role::Bias);
+  if (s.hooks.bias && s.splits == 1) r.push_back(Role::Bias);  // split-k: split_sum adds it
   if (s.hooks.epilogue == Epilogue::Rope) r.push_back(Role::Pos);
   r.push_back(Role::Y);
   return r;
@@ -338,7 +349,7 @@ uint32_t shared_bytes(const KernelSpec& s) {
 }
 
 gpu::Grid grid(const KernelSpec& s, uint32_t rows) {
-  const uint64_t groups = (uint64_t{rows} + s.rpw() - 1) / s.rpw();
+  const uint64_t groups = (uint64_t{rows} + s.rpw() - 1) / s.rpw() * s.splits;
   return gpu::wrap_workgroups(groups, s.max_groups, (s.m + s.tokens - 1) / s.tokens);
 }
 
@@ -348,7 +359,7 @@ std::string wgsl(const KernelSpec& s) {
   Template t(wgsl_file("kernels/matvec/matvec.wgsl"), label);
   t.set("ENABLE", s.features.subgroups ? "enable subgroups;" : "");
   t.set_u("K", s.k).set_u("KP", ui.kp).set_u("N", s.n).set_u("M", s.m).set_u("WG", s.wg).set_u("TPR", s.tpr);
-  t.set_u("RPL", s.rpl);
+  t.set_u("RPL", s.rpl).set_u("SPLITS", s.splits);
   t.set_u("TOKENS", s.tokens).set_u("TILE", s.tile).set_u("UNROLL", s.unroll).set_u("UNIT", ui.unit);
   t.set_u("GROUP", ui.group ? ui.group : 8);
   t.set_f("EPS", s.hooks.eps);
@@ -367,7 +378,10 @@ std::string wgsl(const KernelSpec& s) {
       case Role::NormW: b += fmt::format("@group(0) @binding({}) var<storage, read> nw4: array<vec4<f32>>;  // [K / 4]\n", slot); break;
       case Role::Bias: b += fmt::format("@group(0) @binding({}) var<storage, read> bias: array<f32>;  // [N]\n", slot); break;
       case Role::Pos: b += fmt::format("@group(0) @binding({}) var<storage, read> pos: array<u32>;  // [M]\n", slot); break;
-      case Role::Y: b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]\n", slot); break;
+      case Role::Y:
+        b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // {}\n", slot,
+                         s.splits > 1 ? "[SPLITS * weights * M * N] partial sums" : "[M * N]");
+        break;
     }
     ++slot;
   }

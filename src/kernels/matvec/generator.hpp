@@ -18,6 +18,7 @@ namespace blockq::matvec {
 struct Options {
   std::optional<bool> subgroups;  // default: on where the device has them
   std::optional<uint32_t> wg, tpr, unroll, tokens, rpl;
+  std::optional<uint32_t> splits;    // split-k slices (default 1; capped so no slice is empty)
   std::optional<uint32_t> max_tile;  // cap the staged tile (tests of tiling)
 };
 

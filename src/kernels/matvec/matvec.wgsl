@@ -7,7 +7,8 @@
 // elements, decoded 8 at a time by the format's chunk function). x is staged
 // once per workgroup in workgroup memory, TILE elements per token at a time.
 // Lane partial sums are added by {{REDUCE_KIND}}; the epilogue runs once per
-// (token, row). Lane groups of TPR lanes own RPL rows each and decode them
+// (token, row). With SPLITS > 1 the workgroups of a row group each sum one
+// slice of k and store their partial sums; a split_sum kernel adds them. Lane groups of TPR lanes own RPL rows each and decode them
 // against the same x reads. Summation order depends only on WG, TPR, TILE and UNROLL and
 // is reproduced by the CPU twin (twin.cpp).
 {{ENABLE}}
@@ -31,6 +32,8 @@ const UNROLL: u32 = {{UNROLL}};
 const UNIT: u32 = {{UNIT}};    // elements per unit
 const GROUP: u32 = {{GROUP}};  // elements per scale group
 const UPR: u32 = KP / UNIT;    // units per row
+const SPLITS: u32 = {{SPLITS}};  // slices of k: each workgroup sums one (split-k; 1: the whole row)
+const UPS: u32 = (UPR + SPLITS - 1u) / SPLITS;  // units per slice
 const EPS: f32 = {{EPS}};
 
 struct Params { row0: u32, rows: u32, side_off: u32, pad: u32 }  // this dispatch's row chunk
@@ -74,7 +77,11 @@ fn f16pair(w: u32, hi: bool) -> f32 {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32{{SG_ARGS}}) {
-  let wg = wid.x + wid.y * nwg.x;        // linear workgroup id (wrapped past 65535)
+  let lin = wid.x + wid.y * nwg.x;       // linear workgroup id (wrapped past 65535)
+  let wg = lin / SPLITS;                 // row group
+  let slice = lin % SPLITS;              // slice of k: elements [kb, ke)
+  let kb = slice * UPS * UNIT;
+  let ke = min(KP, kb + UPS * UNIT);
   let live = wg * RPW < params.rows;     // a padding workgroup still joins the barriers
   let z = wid.z;                         // token chunk
 {{LANES}}
@@ -85,9 +92,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{PROLOGUE}}
 
 {{ACC_DECL}}
-  for (var t0 = 0u; t0 < KP; t0 += TILE) {
+  for (var t0 = kb; t0 < ke; t0 += TILE) {
     let u0 = t0 / UNIT;
-    let u1 = min(KP, t0 + TILE) / UNIT;
+    let u1 = min(ke, t0 + TILE) / UNIT;
     // Stage x[t, t0 .. t0 + TILE) for the chunk's tokens; zeros past K and M.
     // Four loads are issued before their stores.
     for (var i0 = li; i0 < TOKENS * TILE4; i0 += 4u * WG) {

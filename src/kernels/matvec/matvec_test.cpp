@@ -263,6 +263,41 @@ TEST(Matvec, SeveralRowsPerLaneGroup) {
     }
 }
 
+TEST(Matvec, SplitKSlicesAddUpInOrder) {
+  // Split-k: slices of k summed by their own workgroups into partials, then
+  // added in order by split_sum with the epilogue (and bias) applied there.
+  // Slices of unequal length (units not a multiple of the split count),
+  // several tiles per slice, two weights (SiLU-gate), a min (q4_1), K-quant
+  // and ONNX units, the prologue, ragged n, batch 1 and 5, both reductions.
+  auto kinds = all_kinds();
+  uint32_t seed = 2100;
+  for (uint32_t splits : {2u, 3u})
+    for (const char* hn : {"store", "acc", "silu", "bias", "rmsnorm"})
+      for (int i : {4, 7, 8, 11}) {  // q4_1, q8_0, q4_K, onnx4b32
+        const uint32_t k = kinds[i].block * (kinds[i].block >= 256 ? 5 : 13);
+        for (uint32_t m : {1u, 5u}) {
+          Case c{kinds[i], hook(hn), 45, k, m, {}};
+          c.opt.splits = splits;
+          c.opt.wg = 64;
+          c.opt.tpr = 4;
+          c.opt.max_tile = kinds[i].block >= 256 ? 256 : 64;
+          c.opt.subgroups = splits == 2;
+          const KernelSpec spec = plan(test_context(), c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
+          EXPECT_EQ(spec.splits, splits) << spec.key();
+          auto e = run_case(c, seed++);
+          EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " " << hn << " splits=" << splits << " m=" << m;
+          EXPECT_LT(e.vs_ref, 5e-4) << kinds[i].name << " " << hn << " splits=" << splits << " m=" << m;
+        }
+      }
+  // Rope needs both rows of a pair in one workgroup's sums: refused clearly.
+  try {
+    plan(test_context(), kinds[7].kind, 48, 64, 1, hook("rope"), Options{.splits = 2});
+    ADD_FAILURE() << "split-k with rope was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("split-k"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Matvec, RopeLeavesRowsPastRopeRowsAlone) {
   // Q, K and V in one dispatch: rows [0, rope_rows) rotated, the rest stored.
   auto kinds = all_kinds();

@@ -68,6 +68,14 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
   p.spec = spec;
   p.kernel_ = &ctx.kernel(label, label, [&] { return wgsl(spec); });
   const auto roles = bindings(spec);
+  const gpu::Buffer* out = args.y;
+  if (spec.splits > 1) {
+    p.part_ = ctx.create_buffer(split_sum::partial_bytes(spec.splits, spec.hooks, spec.m, spec.n), gpu::kStorage,
+                                label + ".partials");
+    out = &p.part_;
+    p.sum_ = split_sum::prepare(ctx, split_sum::plan(ctx, spec.splits, spec.hooks), p.part_, *args.y, args.bias,
+                                spec.m, spec.n);
+  }
   for (size_t ci = 0; ci < a.chunks.size(); ++ci) {
     const auto& c = a.chunks[ci];
     if (spec.hooks.epilogue == Epilogue::Rope)
@@ -87,7 +95,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
         case Role::NormW: buf = args.norm_w; break;
         case Role::Bias: buf = args.bias; break;
         case Role::Pos: buf = args.pos; break;
-        case Role::Y: buf = args.y; break;
+        case Role::Y: buf = out; break;
       }
       BQ_CHECK(buf && *buf, "matvec {}: a buffer for binding {} is missing", label, b.size());
       b.push_back({buf});
@@ -103,6 +111,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
 
 void Prepared::record(gpu::Recorder& rec) const {
   for (size_t i = 0; i < groups_.size(); ++i) rec.dispatch(*kernel_, groups_[i], grids_[i]);
+  if (sum_) sum_->record(rec);
 }
 
 }  // namespace blockq::matvec

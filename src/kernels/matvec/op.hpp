@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "gpu/context.hpp"
 #include "gpu/recorder.hpp"
+#include "kernels/common/split_sum.hpp"
 #include "kernels/matvec/generator.hpp"
 #include "kernels/matvec/layout.hpp"
 
@@ -54,10 +57,13 @@ class Prepared {
   const gpu::Kernel* kernel_ = nullptr;
   std::vector<gpu::BindGroup> groups_;
   std::vector<gpu::Grid> grids_;
+  gpu::Buffer part_;                      // split-k: [splits][weights][m][n] partial sums
+  std::optional<split_sum::Prepared> sum_;  // split-k: adds them, runs the epilogue
 };
 
 // Compiles (or finds in the cache) spec's kernel and binds args, one bind
-// group per row chunk. Throws blockq::Error on mismatched shapes.
+// group per row chunk (with split-k, also a partial-sum buffer and the
+// split_sum kernel). Throws blockq::Error on mismatched shapes.
 Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& args);
 
 }  // namespace blockq::matvec

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/common/reduce_twin.hpp"
+#include "kernels/common/split_sum.hpp"
 #include "kernels/matvec/raw.hpp"
 #include "util/error.hpp"
 
@@ -70,11 +71,12 @@ struct RowView {
 };
 
 // The kernel's sum for one row (codes padded to kp; sx: group sums of xs).
-float row_sum(const KernelSpec& s, const RowView& w, const float* xs, const float* sx, const UnitInfo& ui) {
+float slice_sum(const KernelSpec& s, const RowView& w, const float* xs, const float* sx, const UnitInfo& ui,
+                uint32_t kb, uint32_t ke) {
   std::vector<float> lanes(s.tpr, 0.f);
   const uint32_t gch = ui.group ? ui.group / 8 : 1;
-  for (uint32_t t0 = 0; t0 < ui.kp; t0 += s.tile) {
-    const uint32_t u0 = t0 / ui.unit, u1 = std::min(ui.kp, t0 + s.tile) / ui.unit;
+  for (uint32_t t0 = kb; t0 < ke; t0 += s.tile) {
+    const uint32_t u0 = t0 / ui.unit, u1 = std::min(ke, t0 + s.tile) / ui.unit;
     for (uint32_t l = 0; l < s.tpr; ++l)
       for (uint32_t u = u0 + l; u < u1; u += s.tpr)
         for (uint32_t c0 = 0; c0 < ui.chunks; c0 += gch) {
@@ -94,6 +96,18 @@ float row_sum(const KernelSpec& s, const RowView& w, const float* xs, const floa
         }
   }
   return twin::detail::tree_reduce<twin::detail::SumOp>(lanes);
+}
+
+// Split-k: each slice of units [slice * ups, ...) is summed this way on its
+// own, and the slice sums are added in order (split_sum::sum_slices).
+float row_sum(const KernelSpec& s, const RowView& w, const float* xs, const float* sx, const UnitInfo& ui) {
+  const uint32_t ups = (ui.kp / ui.unit + s.splits - 1) / s.splits;
+  std::vector<float> slices;
+  for (uint32_t sl = 0; sl < s.splits; ++sl) {
+    const uint32_t kb = sl * ups * ui.unit, ke = std::min(ui.kp, kb + ups * ui.unit);
+    slices.push_back(slice_sum(s, w, xs, sx, ui, kb, ke));
+  }
+  return split_sum::sum_slices(slices);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@
 //      dot(a, b) = ((a0 b0 + a1 b1) + a2 b2) + a3 b3;
 //   3. the tpr lane sums are added by a tree (s = tpr/2, ..., 1:
 //      p[i] = p[i] + p[i + s]), which the subgroup butterfly also yields;
+//      with split-k (spec.splits = S) steps 2 and 3 run per slice of
+//      ceil(units / S) units, and the slice sums are added in order
+//      (v = p0; v = v + p1; ...);
 //   4. the epilogue: + bias, then store, accumulate, silu(a) * b, or RoPE
 //      with the pair partner (theta = (pos * scale) * base^(-2i / n_rot)).
 // The GPU may contract a * b + c into one FMA, so parity is checked to a
