@@ -47,8 +47,12 @@ KernelSpec attention_spec(const gpu::Context& ctx, const GpuAttentionShape& s) {
   k.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
   BQ_CHECK(s.n_head <= k.max_groups && s.m >= 1 && s.m <= k.max_groups, "attention: {} heads exceed {} workgroups per dimension", s.n_head,
            k.max_groups);
-  BQ_CHECK((wg + s.head_dim) * 4 <= ctx.limits().maxComputeWorkgroupStorageSize,
+  const uint64_t base = uint64_t{wg + s.head_dim} * 4;
+  BQ_CHECK(base <= ctx.limits().maxComputeWorkgroupStorageSize,
            "attention: head_dim {} does not fit workgroup memory", s.head_dim);
+  // tile_n: positions of p kept in workgroup memory (all n_ctx of them when
+  // they fit, else 0: p goes through the scores buffer).
+  k.tile_n = base + uint64_t{s.n_ctx} * 4 <= ctx.limits().maxComputeWorkgroupStorageSize ? s.n_ctx : 0;
   return k;
 }
 
@@ -64,6 +68,12 @@ std::string attention_wgsl(const KernelSpec& spec) {
       .set_u("Q_ROW", spec.offsets.row ? spec.offsets.row : spec.n * spec.k)
       .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
       .set("KV_T", spec.weight.format == Format::F16 ? "u32" : "f32")
+      .set("P_DECL", spec.tile_n
+                         ? "@group(0) @binding(4) var<storage, read_write> out: array<f32>;   // [M, N_HEAD, HD]\n"
+                           "var<workgroup> ps: array<f32, CTX>;  // scores, then p"
+                         : "@group(0) @binding(4) var<storage, read_write> sc: array<f32>;    // [M, N_HEAD, CTX] scores, then p\n"
+                           "@group(0) @binding(5) var<storage, read_write> out: array<f32>;   // [M, N_HEAD, HD]")
+      .set("PJ", spec.tile_n ? "ps[j]" : "sc[row + j]")
       .set("KV_FUNCS", spec.weight.format == Format::F16
                            ? "fn k_pair(i: u32) -> vec2f { return unpack2x16float(kc[i / 2u]); }\n"
                              "fn v_at(i: u32) -> f32 { return unpack2x16float(vc[i / 2u])[i & 1u]; }"
@@ -85,7 +95,10 @@ GpuAttention::GpuAttention(const gpu::Context& ctx, const GpuAttentionShape& s, 
            uint64_t{s.m} * s.n_head * s.n_ctx * 4);
   const std::string key = spec_.key();
   kernel_ = &ctx.kernel(key, key, [&] { return attention_wgsl(spec_); });
-  group_ = ctx.bind(*kernel_, {{a.q}, {a.k}, {a.v}, {a.pos}, {a.scores}, {a.out}});
+  if (spec_.tile_n)
+    group_ = ctx.bind(*kernel_, {{a.q}, {a.k}, {a.v}, {a.pos}, {a.out}});
+  else
+    group_ = ctx.bind(*kernel_, {{a.q}, {a.k}, {a.v}, {a.pos}, {a.scores}, {a.out}});
 }
 
 void GpuAttention::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, {spec_.n, spec_.m, 1}); }

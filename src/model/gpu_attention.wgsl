@@ -6,13 +6,15 @@
 // combined by a power-of-two tree (kernels/common/reduce_twin.hpp), then
 // out[h, d] = sum over j in order of p[j] * v[j, kh, d].
 // Token t sees cache positions 0..pos[t] (n = pos[t] + 1): causal, since a
-// batch's k and v are all stored before this kernel runs.
+// batch's k and v are all stored before this kernel runs. The scores and then
+// the probabilities p live in workgroup memory when CTX of them fit (reads
+// of p in the weighted sum are then broadcasts, not L2 round trips), else in
+// the scores buffer; the arithmetic is the same either way.
 @group(0) @binding(0) var<storage, read> q: array<f32>;           // [M, Q_ROW] from Q_OFF: [N_HEAD, HD] each
 @group(0) @binding(1) var<storage, read> kc: array<{{KV_T}}>;     // [CTX, N_KV, HD / PACK]
 @group(0) @binding(2) var<storage, read> vc: array<{{KV_T}}>;     // [CTX, N_KV, HD / PACK]
 @group(0) @binding(3) var<storage, read> pos: array<u32>;         // [M] the queries' positions
-@group(0) @binding(4) var<storage, read_write> sc: array<f32>;    // [M, N_HEAD, CTX] scores, then p
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;   // [M, N_HEAD, HD]
+{{P_DECL}}
 
 const WG: u32 = {{WG}};
 const N_HEAD: u32 = {{N_HEAD}};
@@ -55,7 +57,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
       acc = acc + qs[d + 1u] * kk.y;
     }
     let v = acc * SCALE;
-    sc[row + j] = v;
+    {{PJ}} = v;
     m = max(m, v);
   }
   red[li] = m;
@@ -70,8 +72,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
   // Exponentials and their sum.
   var sum = 0.0f;
   for (var j = li; j < n; j += WG) {
-    let e = exp(sc[row + j] - mx);
-    sc[row + j] = e;
+    let e = exp({{PJ}} - mx);
+    {{PJ}} = e;
     sum = sum + e;
   }
   red[li] = sum;
@@ -82,7 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
   }
   let total = red[0];
   for (var j = li; j < n; j += WG) {
-    sc[row + j] = sc[row + j] / total;
+    {{PJ}} = {{PJ}} / total;
   }
   storageBarrier();
   workgroupBarrier();
@@ -91,7 +93,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
   for (var d = li; d < HD; d += WG) {
     var acc = 0.0f;
     for (var j = 0u; j < n; j++) {
-      acc = acc + sc[row + j] * v_at((j * N_KV + kh) * HD + d);
+      acc = acc + {{PJ}} * v_at((j * N_KV + kh) * HD + d);
     }
     out[qh + d] = acc;
   }

@@ -204,12 +204,15 @@ TEST(GpuForwardErrors, BadFilesNameTheProblem) {
 // The attention kernel alone against twin::attention_decode (random q and
 // cache, GQA 4:2, a cache longer than the visible positions); with an f16
 // cache the twin reads the same values rounded to f16 (unpacking is exact).
-class GpuAttentionKernel : public ::testing::TestWithParam<Format> {};
+// A short cache keeps p in workgroup memory; one longer than the device's
+// workgroup memory holds sends p through the scores buffer.
+class GpuAttentionKernel : public ::testing::TestWithParam<std::tuple<Format, bool>> {};
 
 TEST_P(GpuAttentionKernel, MatchesTwin) {
   gpu::Context& ctx = testing_support::test_context();
-  const Format kv = GetParam();
-  const GpuAttentionShape s{4, 2, 64, 48, 1, kv};
+  const auto [kv, long_ctx] = GetParam();
+  const uint32_t n_ctx = long_ctx ? ctx.limits().maxComputeWorkgroupStorageSize / 4 + 1 : 48;
+  const GpuAttentionShape s{4, 2, 64, n_ctx, 1, kv};
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
   auto rnd = [&](size_t n) {
@@ -231,7 +234,8 @@ TEST_P(GpuAttentionKernel, MatchesTwin) {
   const std::vector<float> poison(q.size(), std::nanf(""));
   const gpu::Buffer out = ctx.storage<float>(poison, "out");
   const GpuAttention att(ctx, s, {&bq, &bk, &bv, &pos, &sc, &out});
-  for (uint32_t p : {0u, 13u, 47u}) {
+  EXPECT_EQ(att.spec().tile_n, long_ctx ? 0u : n_ctx) << "p in workgroup memory exactly when it fits";
+  for (uint32_t p : {0u, 13u, 47u, n_ctx - 1}) {
     ctx.upload<uint32_t>(pos, std::span<const uint32_t>(&p, 1));
     gpu::Recorder r(ctx);
     att.record(r);
@@ -245,8 +249,12 @@ TEST_P(GpuAttentionKernel, MatchesTwin) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kv, GpuAttentionKernel, ::testing::Values(Format::F32, Format::F16),
-                         [](const auto& info) { return std::string(traits(info.param).name); });
+INSTANTIATE_TEST_SUITE_P(Kv, GpuAttentionKernel,
+                         ::testing::Combine(::testing::Values(Format::F32, Format::F16), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(traits(std::get<0>(info.param)).name) +
+                                  (std::get<1>(info.param) ? "_long" : "_short");
+                         });
 
 }  // namespace
 }  // namespace blockq::model
