@@ -20,15 +20,14 @@ namespace blockq::bench {
 
 namespace {
 
-// matmul() on both layouts of one weight at m = 8 tokens (x [8, k]), forced
-// once to matvec and once to the gemm: which kernel each call chose, which
-// one the measured crossover picks at m = 8, and the max relative difference
-// of the two outputs (y [8, n]).
+// matmul() on one weight (one matvec::upload, read by both kernels) at m = 8
+// tokens (x [8, k]), forced once to matvec and once to the gemm: which kernel
+// each call chose, which one the measured crossover picks at m = 8, and the
+// max relative difference of the two outputs (y [8, n]).
 nlohmann::json check_matmul(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t xo) {
   const uint32_t m = 8;
   auto blocks = gemm::random_blocks(kind.format, n, k, 21);
-  matvec::Weights mw = matvec::upload(ctx, matvec::HostWeight{kind, n, k, blocks}, "check.mv");
-  gemm::Weights gw = gemm::upload(ctx, {kind, n, k, blocks}, "check.gemm");
+  matvec::Weights w = matvec::upload(ctx, matvec::HostWeight{kind, n, k, blocks}, "check.w");
   std::vector<float> x(size_t{m} * k);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> d(-1.f, 1.f);
@@ -36,7 +35,7 @@ nlohmann::json check_matmul(const gpu::Context& ctx, const WeightKind& kind, uin
   auto xb = ctx.storage<float>(x, "check.x");
   auto y1 = ctx.create_buffer(uint64_t{m} * n * 4, gpu::kStorage, "check.y1");
   auto y2 = ctx.create_buffer(uint64_t{m} * n * 4, gpu::kStorage, "check.y2");
-  gemm::MatmulArgs a{&mw, nullptr, &gw, nullptr, &xb, &y1, m};
+  gemm::MatmulArgs a{&w, nullptr, &xb, &y1, m};
   a.crossover = m;  // m <= crossover: matvec
   a.tuned = false;
   auto p1 = gemm::matmul(ctx, a);
@@ -115,7 +114,8 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
     for (const auto& shape : opts.at("shapes")) {
       const uint32_t n = shape.at(0).get<uint32_t>(), k = shape.at(1).get<uint32_t>();
       auto blocks = gemm::random_blocks(*f, n, k, 7);
-      gemm::Weights w = gemm::upload(ctx, {kind, n, k, blocks}, fmt::format("bench.{}", kind.name()));
+      matvec::Weights w =
+          matvec::upload(ctx, matvec::HostWeight{kind, n, k, blocks}, fmt::format("bench.{}", kind.name()));
       std::vector<float> x(size_t{max_m} * k);
       std::mt19937 rng(11);
       std::uniform_real_distribution<float> d(-1.f, 1.f);

@@ -94,30 +94,10 @@ matvec::Weights GpuModel::Impl::weight(const std::string& name, uint32_t granula
   return w;
 }
 
-gemm::Weights GpuModel::Impl::gemm_weight(const std::string& name) {
-  const gguf::TensorInfo& t = file.tensor(name);
-  if (batch <= 1 || !gemm::supported(t.format)) return {};
-  gemm::HostWeight hw;
-  hw.kind.format = t.format;
-  hw.k = uint32_t(t.shape[0]);
-  hw.n = uint32_t(t.rows());
-  hw.ggml = file.tensor_data(t);
-  gemm::Weights w;
-  try {
-    w = gemm::upload(*ctx, hw, name + ".gemm");
-  } catch (const Error& e) {
-    fail("{}: tensor '{}' ({} [{} x {}]) cannot be uploaded for the GPU gemm: {}", file.name(), name,
-         traits(t.format).name, hw.n, hw.k, e.what());
-  }
-  mem.gemm_weights += w.bytes();
-  progress->add(t.nbytes);
-  return w;
-}
-
 // Q, K and V: stacked into one weight when they share a format (the rows of a
 // ggml tensor are independent, so the raw row bytes concatenate), uploaded
-// with the RoPE hook's row granularity (chunks of whole heads), the gemm copy
-// stacked alike; the qwen2 biases concatenated [n_q + 2 n_kv].
+// once with the RoPE hook's row granularity (chunks of whole heads; the gemm
+// reads the same chunks); the qwen2 biases concatenated [n_q + 2 n_kv].
 void GpuModel::Impl::load_qkv(uint32_t l, Layer& L) {
   const std::string names[3] = {layer_tensor_name(l, "attn_q"), layer_tensor_name(l, "attn_k"),
                                 layer_tensor_name(l, "attn_v")};
@@ -128,9 +108,6 @@ void GpuModel::Impl::load_qkv(uint32_t l, Layer& L) {
     L.wq = weight(names[0], rope_gran);
     L.wk = weight(names[1], rope_gran);
     L.wv = weight(names[2]);
-    L.gq = gemm_weight(names[0]);
-    L.gk = gemm_weight(names[1]);
-    L.gv = gemm_weight(names[2]);
     if (cfg.qkv_bias) {
       L.bq = vec_buffer(layer_tensor_name(l, "attn_q", "bias"));
       L.bk = vec_buffer(layer_tensor_name(l, "attn_k", "bias"));
@@ -162,21 +139,6 @@ void GpuModel::Impl::load_qkv(uint32_t l, Layer& L) {
   }
   mem.weights += L.wqkv.bytes();
   progress->add(rows.size());
-  if (batch > 1 && gemm::supported(f)) {
-    gemm::HostWeight gw;
-    gw.kind.format = f;
-    gw.k = k;
-    gw.n = n;
-    gw.ggml = rows;
-    try {
-      L.gqkv = gemm::upload(*ctx, gw, label + ".gemm");
-    } catch (const Error& e) {
-      fail("{}: tensors '{}', '{}', '{}' ({} [{} x {}] stacked) cannot be uploaded for the GPU gemm: {}", file.name(),
-           names[0], names[1], names[2], traits(f).name, n, k, e.what());
-    }
-    mem.gemm_weights += L.gqkv.bytes();
-    progress->add(rows.size());
-  }
   if (cfg.qkv_bias) {
     std::vector<float> b;  // [n_q + 2 n_kv]
     for (const char* w : {"attn_q", "attn_k", "attn_v"}) {
@@ -245,12 +207,7 @@ void GpuModel::Impl::load() {
   check_tensors(cfg, file);
   n_ctx = opt.n_ctx ? opt.n_ctx : std::min<uint32_t>(cfg.n_ctx_train ? cfg.n_ctx_train : 4096, 4096);
   uint64_t total = 0;
-  for (const TensorSpec& s : expected_tensors(cfg)) {
-    const gguf::TensorInfo& t = file.tensor(s.name);
-    total += t.nbytes;
-    if (batch > 1 && !s.is_norm_or_bias && s.name.rfind("blk.", 0) == 0 && gemm::supported(t.format))
-      total += t.nbytes;  // its gemm copy
-  }
+  for (const TensorSpec& s : expected_tensors(cfg)) total += file.tensor(s.name).nbytes;
   if (cfg.tied_embeddings) total += file.tensor("token_embd.weight").nbytes;
   std::string short_name = file.name();
   if (auto p = short_name.find_last_of('/'); p != std::string::npos) short_name = short_name.substr(p + 1);
@@ -269,10 +226,6 @@ void GpuModel::Impl::load() {
     L.wg = weight(layer_tensor_name(l, "ffn_gate"));
     L.wu = weight(layer_tensor_name(l, "ffn_up"));
     L.wd = weight(layer_tensor_name(l, "ffn_down"));
-    L.go = gemm_weight(layer_tensor_name(l, "attn_output"));
-    L.gg = gemm_weight(layer_tensor_name(l, "ffn_gate"));
-    L.gu = gemm_weight(layer_tensor_name(l, "ffn_up"));
-    L.gd = gemm_weight(layer_tensor_name(l, "ffn_down"));
     const uint64_t cache = kv_cache_bytes(opt.kv_type == KvType::F16 ? Format::F16 : Format::F32, uint64_t{n_ctx} * kv);
     L.kc = ctx->create_buffer(cache, gpu::kStorage, fmt::format("blk.{}.k_cache", l));
     L.vc = ctx->create_buffer(cache, gpu::kStorage, fmt::format("blk.{}.v_cache", l));

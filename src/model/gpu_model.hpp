@@ -1,9 +1,9 @@
 // The llama/qwen2 decoder on the GPU: every weight of a GGUF file uploaded
-// once (matvec layout, split by rows past the binding limit; for the prompt
-// also the gemm layout, raw ggml rows, when its format has a gemm; norms and
-// biases as f32 buffers; the token table in the embedding-gather layout), an
-// f16 or f32 KV cache, and a forward pass recorded into one command buffer per
-// token (decode) or per prompt batch. One token:
+// once (matvec layout, split by rows past the binding limit, which the prompt
+// gemm reads too; norms and biases as f32 buffers; the token table in the
+// embedding-gather layout), an f16 or f32 KV cache, and a forward pass
+// recorded into one command buffer per token (decode) or per prompt batch.
+// One token:
 //   x [n_embd] = token_embd[id]                                       (gather)
 //   per layer: qkv [n_head*hd + 2*n_kv*hd] = Wqkv (rmsnorm(x) * attn_norm) (+b),
 //              rows [q | k | v], RoPE on the q and k rows   (one matvec: prologue/epilogue)
@@ -71,12 +71,14 @@ std::string_view family_name(KernelFamily f);
 
 // Bytes held on the device.
 struct GpuMemory {
-  uint64_t weights = 0;       // matvec weights (incl. the lm_head), norms, biases, freq factors
-  uint64_t gemm_weights = 0;  // the gemm copy of the projections (prompt batches only)
+  // Projection weights (incl. the lm_head) in the matvec layout, which both
+  // matvec and the prompt gemm read (one copy serves both), norms, biases,
+  // freq factors.
+  uint64_t weights = 0;
   uint64_t embed_table = 0;   // the gather copy of token_embd
   uint64_t kv_cache = 0;      // [n_layer] x k, v [n_ctx, n_kv * head_dim] in f16 or f32
   uint64_t activations = 0;   // x, q, k, v, scores, logits, readback, ...
-  uint64_t total() const { return weights + gemm_weights + embed_table + kv_cache + activations; }
+  uint64_t total() const { return weights + embed_table + kv_cache + activations; }
 };
 
 class GpuModel {

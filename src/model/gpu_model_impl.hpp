@@ -49,12 +49,12 @@ struct LayerPass {
 
 struct Layer {
   // fused: attn_q, attn_k and attn_v share a format, and their rows are
-  // stacked into one weight wqkv [n_q + 2 n_kv, n_embd] (and gqkv, bqkv
+  // stacked into one weight wqkv [n_q + 2 n_kv, n_embd] (and bqkv
   // [n_q + 2 n_kv]) whose projection writes rows [q | k | v] into qkv;
-  // else wq, wk, wv (gq, gk, gv, bq, bk, bv) write q, k, v apart.
+  // else wq, wk, wv (bq, bk, bv) write q, k, v apart.
   bool fused = false;
+  // Each uploaded once, in the matvec layout, which the gemm reads too.
   matvec::Weights wqkv, wq, wk, wv, wo, wg, wu, wd;
-  gemm::Weights gqkv, gq, gk, gv, go, gg, gu, gd;  // the gemm layout (prompt batches), empty without
   gpu::Buffer attn_norm, ffn_norm, bqkv, bq, bk, bv;  // [n_embd] x2, [n_q + 2 n_kv], [n_q], [n_kv] x2
   gpu::Buffer kc, vc;                              // [n_ctx, n_kv, hd] f16 (packed) or f32
   LayerPass pass[2];                               // [0]: one token, [1]: a prompt batch
@@ -99,8 +99,7 @@ struct GpuModel::Impl {
 
   gpu::Buffer vec_buffer(const std::string& name);
   matvec::Weights weight(const std::string& name, uint32_t granularity = 256);
-  gemm::Weights gemm_weight(const std::string& name);  // empty when the format has no gemm
-  void load_qkv(uint32_t l, Layer& L);  // wqkv (fused) or wq, wk, wv, with their gemm copies and biases
+  void load_qkv(uint32_t l, Layer& L);  // wqkv (fused) or wq, wk, wv, with their biases
   gpu::Buffer act(uint64_t floats, const char* name);
 
   void load_embedding();

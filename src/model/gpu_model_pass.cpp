@@ -130,24 +130,20 @@ void GpuModel::Impl::prepare_single() {
 
 // A prompt batch of `batch` rows: the norms into h, the projections through
 // gemm::matmul (gemm above the crossover, matvec below or for a format
-// without a gemm), bias and RoPE by GpuRope, the lm_head from x_last. A fused
-// layer's one matmul writes rows [q | k | v] into qkv [batch, n_q + 2 n_kv],
-// and one GpuRope over its n_head + 2 n_kv heads adds the bias and rotates
-// the first n_head + n_kv.
+// without a gemm; both read the one matvec upload), bias and RoPE by
+// GpuRope, the lm_head from x_last. A fused layer's one matmul writes rows
+// [q | k | v] into qkv [batch, n_q + 2 n_kv], and one GpuRope over its
+// n_head + 2 n_kv heads adds the bias and rotates the first n_head + n_kv.
 void GpuModel::Impl::prepare_batch() {
   const uint32_t nq = cfg.n_embd_q(), kv = cfg.n_embd_kv(), nqkv = nq + 2 * kv;
   Hooks store, acc, silu;
   acc.epilogue = Epilogue::Acc;
   silu.epilogue = Epilogue::SiluGate;
-  auto mm = [&](const matvec::Weights& mw, const gemm::Weights& gw, const Hooks& hk, const gpu::Buffer& in,
-                const gpu::Buffer& out, const matvec::Weights* mw_b = nullptr, const gemm::Weights* gw_b = nullptr) {
+  auto mm = [&](const matvec::Weights& mw, const Hooks& hk, const gpu::Buffer& in, const gpu::Buffer& out,
+                const matvec::Weights* mw_b = nullptr) {
     gemm::MatmulArgs a;
     a.mv_a = &mw;
     a.mv_b = mw_b;
-    if (!gw.chunks.empty() && (!gw_b || !gw_b->chunks.empty())) {
-      a.gm_a = &gw;
-      a.gm_b = gw_b;
-    }
     a.x = &in;
     a.y = &out;
     a.m = batch;
@@ -180,24 +176,24 @@ void GpuModel::Impl::prepare_batch() {
     L.n_attn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.attn_norm, h);
     L.n_ffn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.ffn_norm, h);
     if (Ly.fused) {
-      L.pq = mm(Ly.wqkv, Ly.gqkv, store, h, qkv);
+      L.pq = mm(Ly.wqkv, store, h, qkv);
       L.ropes.emplace_back(*ctx, rsqkv, GpuRopeArgs{&qkv, &pos, cfg.qkv_bias ? &Ly.bqkv : nullptr, ffb});
       L.store = GpuKvStore(*ctx, kv, n_ctx, batch, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type),
                            {nq, nq + kv, nqkv});
       L.att = GpuAttention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     } else {
-      L.pq = mm(Ly.wq, Ly.gq, store, h, q);
-      L.pk = mm(Ly.wk, Ly.gk, store, h, k);
-      L.pv = mm(Ly.wv, Ly.gv, store, h, v);
+      L.pq = mm(Ly.wq, store, h, q);
+      L.pk = mm(Ly.wk, store, h, k);
+      L.pv = mm(Ly.wv, store, h, v);
       L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, cfg.qkv_bias ? &Ly.bq : nullptr, ffb});
       L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, cfg.qkv_bias ? &Ly.bk : nullptr, ffb});
       if (cfg.qkv_bias) L.ropes.emplace_back(*ctx, rsv, GpuRopeArgs{&v, &pos, &Ly.bv, nullptr});
       L.store = GpuKvStore(*ctx, kv, n_ctx, batch, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
       L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     }
-    L.po = mm(Ly.wo, Ly.go, acc, att, x);
-    L.pffn = mm(Ly.wg, Ly.gg, silu, h, ff, &Ly.wu, &Ly.gu);
-    L.pdown = mm(Ly.wd, Ly.gd, acc, ff, x);
+    L.po = mm(Ly.wo, acc, att, x);
+    L.pffn = mm(Ly.wg, silu, h, ff, &Ly.wu);
+    L.pdown = mm(Ly.wd, acc, ff, x);
   }
   Hooks norm;
   norm.prologue = Prologue::RmsNorm;

@@ -1,5 +1,5 @@
 // Register-tiled quantized matrix-matrix product for prompts:
-//   y[t, r] = epilogue( sum_e x[t, e] * W[r, e] ),  x: [M, K] f32, W: [N, K] raw ggml blocks, y: [M, N] f32
+//   y[t, r] = epilogue( sum_e x[t, e] * W[r, e] ),  x: [M, K] f32, W: [N, K] in the matvec layout, y: [M, N] f32
 // Workgroup (wid.x, wid.y) owns outputs tokens [m0, m0 + TM) x rows [n0, n0 + TN)
 // of this dispatch's row chunk. Per step of TK elements it stages x[m0.., k0..]
 // into xs and dequantizes W[n0.., k0..] once into ws (both k-major vec4 rows,
@@ -10,7 +10,6 @@
 // chunk's rows takes the unchecked path (chosen per workgroup, uniformly).
 const K: u32 = {{K}};          // reduction length (elements), a multiple of TK
 const K4: u32 = K / 4u;
-const RB: u32 = {{RB}};        // bytes per weight row (raw ggml blocks)
 const TM: u32 = {{TM}};        // tokens per workgroup tile
 const TN: u32 = {{TN}};        // rows per workgroup tile
 const RM: u32 = {{RM}};        // tokens per invocation

@@ -1,9 +1,9 @@
 // Pipelined register-tiled quantized matrix-matrix product for prompts:
-//   y[t, r] = epilogue( sum_e x[t, e] * W[r, e] ),  x: [M, K] f32, W: [N, K] raw ggml blocks, y: [M, N] f32
+//   y[t, r] = epilogue( sum_e x[t, e] * W[r, e] ),  x: [M, K] f32, W: [N, K] in the matvec layout, y: [M, N] f32
 // Workgroup (wid.x, wid.y) owns tokens [m0, m0 + TM) x rows [n0, n0 + TN) of
 // this dispatch's row chunk. xs and ws hold two k steps (double buffer), each
 // [TK][TM / 4] and [TK][TN / 4] vec4s, k-major, padded by one vec4 per k row.
-// Step s: load step s + 1's x vec4s and raw W words into registers, compute
+// Step s: load step s + 1's x vec4s and W words into registers, compute
 // step s from buffer s % 2, decode the loaded words into buffer (s + 1) % 2,
 // one barrier. Invocation (tx, ty) owns tokens m0 + 4 (g TMT + ty) + c and
 // rows n0 + 4 (h TNT + tx) + d (g < RM / 4, h < RN / 4, c, d < 4): a row of
@@ -13,7 +13,6 @@
 // workgroup that reaches past M or the chunk's rows check bounds.
 const K: u32 = {{K}};          // reduction length (elements), a multiple of TK
 const K4: u32 = K / 4u;
-const RB: u32 = {{RB}};        // bytes per weight row (raw ggml blocks)
 const TM: u32 = {{TM}};        // tokens per workgroup tile
 const TN: u32 = {{TN}};        // rows per workgroup tile
 const RM: u32 = {{RM}};        // tokens per invocation (a multiple of 4)

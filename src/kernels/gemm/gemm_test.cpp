@@ -3,7 +3,9 @@
 // (CTest runs it as is and under the low-end profile), random data, poisoned
 // outputs. Each case prints its max relative error against float64 and the
 // CPU twin. Bounds: 1e-4 vs the twin, 5e-4 vs float64 (f32 accumulation over
-// k <= 512, GPU FMA contraction).
+// k <= 512, GPU FMA contraction). Weights are uploaded once by
+// matvec::upload; the gemm reads that layout, and matmul() runs either kernel
+// on the same upload.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "kernels/gemm/matmul.hpp"
 #include "kernels/gemm/op.hpp"
 #include "kernels/gemm/twin.hpp"
 #include "kernels/gemm/tune.hpp"
@@ -48,7 +51,8 @@ struct Case {
   Hooks hooks;
   uint32_t n, k, m;
   std::optional<Tiling> tiling;
-  uint64_t max_chunk_bytes = 0;
+  uint64_t max_chunk_bytes = 0;  // matvec::upload's chunking (0: the binding limit)
+  uint32_t row_granularity = 256;
 };
 
 struct Errors {
@@ -62,15 +66,19 @@ Errors run_case(const Case& c, uint32_t seed) {
   auto va = ts::random_normal(size_t{c.n} * c.k, seed, 0.f, 0.5f);
   auto vb = ts::random_normal(size_t{c.n} * c.k, seed + 7, 0.f, 0.5f);
   auto qa = quantize(c.f, va), qb = quantize(c.f, vb);
-  HostWeight ha{kind, c.n, c.k, qa}, hb{kind, c.n, c.k, qb};
+  matvec::HostWeight ha{kind, c.n, c.k, qa}, hb{kind, c.n, c.k, qb};
   KernelSpec spec = plan(ctx, kind, c.n, c.k, c.m, c.hooks, c.tiling);
   auto x = ts::random_normal(size_t{c.m} * c.k, seed + 1, 0.f, 1.f);
   auto y_in = ts::random_floats(size_t{c.m} * c.n, seed + 4, -1.f, 1.f);
-  UploadOptions uo;
+  matvec::UploadOptions uo;
   uo.max_chunk_bytes = c.max_chunk_bytes;
-  Weights ga = upload(ctx, ha, "test.a", uo);
-  Weights gb;
-  if (silu) gb = upload(ctx, hb, "test.b", uo);
+  uo.row_granularity = c.row_granularity;
+  matvec::Weights ga = matvec::upload(ctx, ha, "test.a", uo);
+  matvec::Weights gb;
+  if (silu) gb = matvec::upload(ctx, hb, "test.b", uo);
+  if (c.max_chunk_bytes) {
+    EXPECT_GT(ga.chunks.size(), 1u) << "the case should split the weight";
+  }
   auto xb = ctx.storage<float>(x, "x");
   auto yb = ctx.create_buffer(y_in.size() * 4, gpu::kStorage, "y");
   if (c.hooks.epilogue == Epilogue::Acc) {
@@ -172,11 +180,91 @@ TEST(Gemm, EveryCandidateTilingAgrees) {
 }
 
 TEST(Gemm, WeightSplitAcrossBindingsByRows) {
-  // 4 KiB chunks: 300 rows of Q8_0 (k = 64, 68 bytes a row) in 6 bindings; silu pairs the chunks.
-  auto e = run_case({Format::Q8_0, hook("silu"), 300, 64, 40, {}, 4096}, 77);
+  // matvec::upload's row chunks, of any row count: 300 rows of Q8_0 (k = 64,
+  // 64 + 4 bytes a row) in 4 KiB chunks of 63 rows (5 bindings; silu pairs the
+  // chunks); 90 rows of Q6_K (k = 256) in 2000-byte chunks of 9 rows (odd, so
+  // a chunk's f16 pairs of d start afresh).
+  auto e = run_case({Format::Q8_0, hook("silu"), 300, 64, 40, {}, 4096, 1}, 77);
   EXPECT_LT(e.vs_twin, 1e-4);
-  e = run_case({Format::Q6_K, hook("acc"), 90, 256, 9, {}, 2000}, 78);
+  e = run_case({Format::Q6_K, hook("acc"), 90, 256, 9, {}, 2000, 1}, 78);
   EXPECT_LT(e.vs_twin, 1e-4);
+  e = run_case({Format::F16, {}, 70, 64, 9, Tiling{32, 64, 4, 4, 8, kPipelined}, 1000, 1}, 79);
+  EXPECT_LT(e.vs_twin, 1e-4);
+}
+
+// matmul() on one matvec::upload per weight, for every format: forced to
+// matvec (crossover = m) and to the gemm (crossover = m - 1), ragged m and n;
+// the gemm output against the twin and float64, the matvec one against
+// float64 (its summation order is its own). A format the gemm does not read
+// stays on matvec whatever m is.
+TEST(Gemm, MatmulRunsBothKernelsOnOneUpload) {
+  auto& ctx = test_context();
+  uint32_t seed = 700;
+  for (Format f : kFormats)
+    for (const char* h : {"store", "silu"}) {
+      if (std::string(h) == "silu" && f != Format::Q8_0 && f != Format::Q4_K) continue;
+      const uint32_t n = 70, k = small_k(f), m = 9;
+      const Hooks hk = hook(h);
+      const bool silu = hk.epilogue == Epilogue::SiluGate;
+      auto qa = quantize(f, ts::random_normal(size_t{n} * k, seed, 0.f, 0.5f));
+      auto qb = quantize(f, ts::random_normal(size_t{n} * k, seed + 1, 0.f, 0.5f));
+      auto x = ts::random_normal(size_t{m} * k, seed + 2, 0.f, 1.f);
+      seed += 3;
+      matvec::HostWeight ha{kind_of(f), n, k, qa}, hb{kind_of(f), n, k, qb};
+      const matvec::Weights wa = matvec::upload(ctx, ha, "mm.a"), wb = silu ? matvec::upload(ctx, hb, "mm.b") : matvec::Weights{};
+      auto xb = ctx.storage<float>(x, "mm.x");
+      std::vector<float> poison(size_t{m} * n);
+      ts::poison(poison);
+      auto y1 = ctx.storage<float>(poison, "mm.y1"), y2 = ctx.storage<float>(poison, "mm.y2");
+      gemm::MatmulArgs a{&wa, silu ? &wb : nullptr, &xb, &y1, m, hk};
+      a.crossover = m;
+      a.tuned = false;
+      auto pm = matmul(ctx, a);
+      a.y = &y2;
+      a.crossover = m - 1;
+      auto pg = matmul(ctx, a);
+      EXPECT_FALSE(pm.uses_gemm());
+      EXPECT_TRUE(pg.uses_gemm());
+      gpu::Recorder rec(ctx);
+      pm.record(rec);
+      pg.record(rec);
+      rec.submit();
+      auto vm = ctx.download<float>(y1), vg = ctx.download<float>(y2);
+      EXPECT_EQ(ts::first_poisoned(vm), -1);
+      EXPECT_EQ(ts::first_poisoned(vg), -1);
+      TwinInputs in{&ha, silu ? &hb : nullptr, x, {}, m};
+      auto tw = twin(pg.spec(), in);
+      auto ref = reference(pg.spec(), in);
+      const double gt = ts::max_rel_err(vg, tw), gr = ts::max_rel_err(vg, ref), mr = ts::max_rel_err(vm, ref);
+      std::printf("  matmul %-6s %-5s m=%u n=%u: gemm vs twin %.2e vs f64 %.2e, matvec vs f64 %.2e\n",
+                  std::string(traits(f).name).c_str(), h, m, n, gt, gr, mr);
+      EXPECT_LT(gt, 1e-4) << traits(f).name << " " << h;
+      EXPECT_LT(gr, 5e-4) << traits(f).name << " " << h;
+      EXPECT_LT(mr, 5e-4) << traits(f).name << " " << h;
+    }
+  // Q5_K: no gemm decoder, so m = 64 with no crossover given (no measurement) is a matvec.
+  auto q5 = quantize(Format::Q5_K, ts::random_normal(size_t{8} * 256, 800, 0.f, 0.5f));
+  const matvec::Weights w5 = matvec::upload(ctx, matvec::HostWeight{kind_of(Format::Q5_K), 8, 256, q5}, "mm.q5k");
+  EXPECT_FALSE(gemm_reads(kind_of(Format::Q5_K), 256));
+  EXPECT_TRUE(gemm_reads(kind_of(Format::Q4_K), 256));
+  auto xb = ctx.storage<float>(ts::random_normal(size_t{64} * 256, 801, 0.f, 1.f), "mm.x5");
+  auto yb = ctx.create_buffer(size_t{64} * 8 * 4, gpu::kStorage, "mm.y5");
+  EXPECT_FALSE(matmul(ctx, {&w5, nullptr, &xb, &yb, 64}).uses_gemm());
+}
+
+// crossover() times both kernels on one upload (a small shape, no cache).
+TEST(Gemm, CrossoverMeasuresOnOneUpload) {
+  auto& ctx = test_context();
+  setenv("BLOCKQ_WARM_MS", "1", 1);
+  CrossoverOptions o;
+  o.n = 64;
+  o.k = 64;
+  o.samples = 1;
+  o.use_cache = false;
+  const uint32_t xo = crossover(ctx, kind_of(Format::Q4_0), o);
+  unsetenv("BLOCKQ_WARM_MS");
+  EXPECT_LE(xo, 32u);
+  std::printf("  crossover q4_0 64x64: m <= %u on matvec\n", xo);
 }
 
 TEST(Gemm, PlanFollowsTheLimits) {
@@ -204,20 +292,24 @@ TEST(Gemm, PlanFollowsTheLimits) {
 
 TEST(Gemm, BadInputIsAClearError) {
   auto& ctx = test_context();
-  std::vector<uint8_t> bytes(144 * 2);
-  HostWeight w{kind_of(Format::Q4_K), 2, 128, bytes};
   try {
-    upload(ctx, w, "bad");
+    plan(ctx, kind_of(Format::Q4_K), 2, 128, 8);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("multiple"), std::string::npos) << e.what();
   }
-  HostWeight short_bytes{kind_of(Format::Q4_K), 3, 256, bytes};
-  EXPECT_THROW(upload(ctx, short_bytes, "short"), Error);
   EXPECT_THROW(plan(ctx, kind_of(Format::Q5_K), 8, 256, 8), Error);
   Hooks rope;
   rope.epilogue = Epilogue::Rope;
   EXPECT_THROW(plan(ctx, kind_of(Format::Q8_0), 8, 64, 8, rope), Error);
+  // A weight that does not match the spec, a SiLU gate without its up weight.
+  auto q = quantize(Format::Q8_0, ts::random_normal(size_t{8} * 64, 900, 0.f, 0.5f));
+  const matvec::Weights w = matvec::upload(ctx, matvec::HostWeight{kind_of(Format::Q8_0), 8, 64, q}, "bad.w");
+  auto xb = ctx.create_buffer(size_t{8} * 64 * 4, gpu::kStorage, "bad.x");
+  auto yb = ctx.create_buffer(size_t{8} * 16 * 4, gpu::kStorage, "bad.y");
+  EXPECT_THROW(prepare(ctx, plan(ctx, kind_of(Format::Q8_0), 16, 64, 8), {&w, nullptr, &xb, &yb, 8}), Error);
+  EXPECT_THROW(prepare(ctx, plan(ctx, kind_of(Format::Q8_0), 8, 64, 8, hook("silu")), {&w, nullptr, &xb, &yb, 8}),
+               Error);
 }
 
 TEST(Gemm, TunerKeepsTheFasterAndCaches) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "kernels/gemm/parts.hpp"
+#include "kernels/matvec/layout.hpp"
 #include "util/embedded_wgsl.hpp"
 #include "util/error.hpp"
 #include "util/template.hpp"
@@ -30,17 +31,6 @@ std::string fmt_file(Format f) {
   }
 }
 
-// Raw loads of weight w (the upload pads each chunk by 4 bytes, so ld2 may
-// read one word past the last block).
-std::string accessors(const std::string& w) {
-  return fmt::format(
-      "fn ld2{0}(off: u32) -> vec2<u32> {{  // the two words holding 4 bytes at byte offset off\n"
-      "  let i = off >> 2u;\n"
-      "  return vec2<u32>(w{0}[i], w{0}[i + 1u]);\n"
-      "}}\n",
-      w);
-}
-
 }  // namespace
 
 std::string acc(const std::string& w, uint32_t i, uint32_t j) { return fmt::format("acc{}_{}_{}", w, i, j); }
@@ -54,17 +44,30 @@ std::string epilogue(const KernelSpec& s, const std::string& idx, uint32_t i, ui
   }
 }
 
+bool has_side(const KernelSpec& s) { return matvec::unit_info(s.weight, s.k).has_side; }
+
 std::string bindings(const KernelSpec& s) {
-  std::string b = "@group(0) @binding(2) var<storage, read> wA: array<u32>;  // raw blocks of the chunk's rows\n";
-  if (weights(s.hooks) == 2) b += "@group(0) @binding(3) var<storage, read> wB: array<u32>;  // up weight, same layout\n";
-  b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]", 2 + weights(s.hooks));
+  // The matvec layout's arrays (kernels/matvec/layout.hpp), read as u32 words.
+  const bool side = has_side(s);
+  uint32_t i = 2;
+  std::string b;
+  for (const std::string w : {"A", "B"}) {
+    if (w == "B" && weights(s.hooks) == 1) break;
+    b += fmt::format("@group(0) @binding({}) var<storage, read> main{}: array<u32>;  // the chunk's {} main array\n",
+                     i++, w, w == "A" ? "weight's" : "up weight's");
+    if (side) b += fmt::format("@group(0) @binding({}) var<storage, read> side{}: array<u32>;  // its side array\n", i++, w);
+  }
+  b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * N]", i);
   return b;
 }
 
 std::string format_code(const KernelSpec& s) {
   const std::string file = "kernels/gemm/fmt/" + fmt_file(s.weight.format);
-  std::string c = accessors("A") + Template(wgsl_file(file), file).set("W", "A").render();
-  if (weights(s.hooks) == 2) c += "\n" + accessors("B") + Template(wgsl_file(file), file).set("W", "B").render();
+  std::string c = Template(wgsl_file(file), file).set("W", "A").render();
+  if (weights(s.hooks) == 2) {
+    c += "\n";
+    c += Template(wgsl_file(file), file).set("W", "B").render();
+  }
   return c;
 }
 
@@ -95,9 +98,9 @@ std::string stage(const KernelSpec& s, bool checked) {
     if (w == "B" && weights(s.hooks) == 1) break;
     if (checked) {
       o += fmt::format("        var v{} = vec4<f32>(0.0);\n", w);
-      o += fmt::format("        if (n0 + r < params.rows) {{ v{0} = dq4{0}((n0 + r) * RB, k0 + 4u * c); }}\n", w);
+      o += fmt::format("        if (n0 + r < params.rows) {{ v{0} = dq4{0}(n0 + r, k0 + 4u * c); }}\n", w);
     } else {
-      o += fmt::format("        let v{0} = dq4{0}((n0 + r) * RB, k0 + 4u * c);\n", w);
+      o += fmt::format("        let v{0} = dq4{0}(n0 + r, k0 + 4u * c);\n", w);
     }
     for (uint32_t q = 0; q < 4; ++q)
       o += fmt::format("        ws{0}[(4u * c + {1}u) * WP4 + r / 4u][r % 4u] = v{0}.{2};\n", w, q, "xyzw"[q]);
@@ -287,7 +290,7 @@ std::string wgsl(const KernelSpec& s) {
   Template t(wgsl_file("kernels/gemm/gemm.wgsl"), s.key());
   t.set("DECODE_HELPERS", std::string(wgsl_file("kernels/gemm/decode_helpers.wgsl")));
   const uint32_t nw = weights(s.hooks);
-  t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
+  t.set_u("K", s.k);
   t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);
   std::string ws = "var<workgroup> wsA: array<vec4<f32>, TK * WP4>;  // [TK][TN / 4] dequantized W, k-major\n";
   if (nw == 2) ws += "var<workgroup> wsB: array<vec4<f32>, TK * WP4>;\n";

@@ -1,5 +1,5 @@
-// The gemm kernel generator: Y = X·Wᵀ for prompts (X [m, k] f32, W [n, k] raw
-// ggml blocks, Y [m, n] f32). plan() sizes a register-tiled KernelSpec
+// The gemm kernel generator: Y = X·Wᵀ for prompts (X [m, k] f32, W [n, k] in
+// the matvec layout, Y [m, n] f32). plan() sizes a register-tiled KernelSpec
 // (tile_m x tile_n outputs per workgroup, reg_m x reg_n per invocation, tile
 // k staged per step) from the device's limits; wgsl() renders gemm.wgsl.
 #pragma once
@@ -13,12 +13,12 @@
 
 namespace blockq::gemm {
 
-// Formats the gemm reads (raw ggml blocks).
+// Formats the gemm reads (from their matvec layout, kernels/matvec/layout.hpp).
 bool supported(Format f);
 
 // The kernel structure a tiling runs (KernelSpec::variant):
 //  kClassic: stage, barrier, compute, barrier; contiguous register blocks.
-//  kPipelined: the next step's x and raw W words are loaded into registers
+//  kPipelined: the next step's x and W words are loaded into registers
 //    before the current step is computed from the other half of a double
 //    buffer (one barrier per step); register blocks are RM/4 x RN/4 vec4s
 //    strided by TM/RM and TN/RN vec4s (conflict-free vec4 reads); loads

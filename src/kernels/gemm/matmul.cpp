@@ -1,6 +1,7 @@
 // matvec/gemm dispatch and the crossover measurement (see matmul.hpp).
 #include "kernels/gemm/matmul.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -20,10 +21,7 @@ uint32_t crossover(const gpu::Context& ctx, const WeightKind& kind, const Crosso
     }
   const uint32_t ms[] = {1, 2, 4, 8, 16, 32};
   auto blocks = random_blocks(kind.format, opt.n, opt.k, 9);
-  matvec::HostWeight mh{kind, opt.n, opt.k, blocks};
-  HostWeight gh{kind, opt.n, opt.k, blocks};
-  auto mw = matvec::upload(ctx, mh, "crossover.mv");
-  auto gw = upload(ctx, gh, "crossover.gemm");
+  auto w = matvec::upload(ctx, matvec::HostWeight{kind, opt.n, opt.k, blocks}, "crossover.w");  // read by both
   std::vector<float> x(size_t{32} * opt.k);
   std::mt19937 rng(4);
   std::uniform_real_distribution<float> d(-1.f, 1.f);
@@ -38,8 +36,8 @@ uint32_t crossover(const gpu::Context& ctx, const WeightKind& kind, const Crosso
   uint32_t best = 0;
   nlohmann::json detail = nlohmann::json::array();
   for (uint32_t m : ms) {
-    auto mp = matvec::prepare(ctx, matvec::plan(ctx, kind, opt.n, opt.k, m), {&mw, nullptr, &xb, &yb});
-    auto gp = prepare(ctx, plan(ctx, kind, opt.n, opt.k, m), {&gw, nullptr, &xb, &yb, m});
+    auto mp = matvec::prepare(ctx, matvec::plan(ctx, kind, opt.n, opt.k, m), {&w, nullptr, &xb, &yb});
+    auto gp = prepare(ctx, plan(ctx, kind, opt.n, opt.k, m), {&w, nullptr, &xb, &yb, m});
     const double tm = time(mp), tg = time(gp);
     if (opt.verbose) std::fprintf(stderr, "  crossover %s m=%u: matvec %.1f us, gemm %.1f us\n", key.c_str(), m, tm / 1e3, tg / 1e3);
     detail.push_back({{"m", m}, {"matvec_ns", tm}, {"gemm_ns", tg}});
@@ -57,18 +55,20 @@ void Matmul::record(gpu::Recorder& rec) const {
   std::visit([&](const auto& p) { p.record(rec); }, p_);
 }
 
+bool gemm_reads(const WeightKind& kind, uint32_t k) {
+  return !kind.onnx && supported(kind.format) && k % std::max<uint32_t>(32, traits(kind.format).block_elems) == 0;
+}
+
 Matmul matmul(const gpu::Context& ctx, const MatmulArgs& a) {
-  BQ_CHECK((a.mv_a || a.gm_a) && a.x && a.y && a.m > 0, "matmul: a weight, x, y and m > 0 are required");
-  const WeightKind kind = a.gm_a ? a.gm_a->kind : a.mv_a->kind;
-  const uint32_t n = a.gm_a ? a.gm_a->n : a.mv_a->n, k = a.gm_a ? a.gm_a->k : a.mv_a->k;
-  bool gemm = !a.mv_a;
-  if (a.mv_a && a.gm_a) gemm = a.m > (a.crossover ? *a.crossover : crossover(ctx, kind));
+  BQ_CHECK(a.mv_a && a.x && a.y && a.m > 0, "matmul: a weight, x, y and m > 0 are required");
+  const WeightKind kind = a.mv_a->kind;
+  const uint32_t n = a.mv_a->n, k = a.mv_a->k;
+  const bool gemm = gemm_reads(kind, k) && a.m > (a.crossover ? *a.crossover : crossover(ctx, kind));
   Matmul out;
   if (gemm) {
-    BQ_CHECK(a.gm_a, "matmul: m = {} selects the gemm but no gemm layout of the weight was given", a.m);
     std::optional<Tiling> t;
     if (a.tuned) t = tune(ctx, kind, n, k, m_class(a.m), a.hooks).tiling;
-    out.p_ = prepare(ctx, plan(ctx, kind, n, k, a.m, a.hooks, t), {a.gm_a, a.gm_b, a.x, a.y, a.m});
+    out.p_ = prepare(ctx, plan(ctx, kind, n, k, a.m, a.hooks, t), {a.mv_a, a.mv_b, a.x, a.y, a.m});
   } else {
     out.p_ = matvec::prepare(ctx, matvec::plan(ctx, kind, n, k, a.m, a.hooks), {a.mv_a, a.mv_b, a.x, a.y});
   }

@@ -4,8 +4,8 @@
 // 8, 16, 32} on a representative shape; the largest m where matvec is faster)
 // and cached with the tuner's results (tune.hpp).
 //
-// Linking: this file uses blockq_k_matvec; a binary that calls it must link
-// that library too (the blockq tool does).
+// The gemm family reads matvec's weight layout, so blockq_k_gemm links
+// blockq_k_matvec (CMakeLists.txt).
 #pragma once
 #include <cstdint>
 #include <variant>
@@ -28,13 +28,15 @@ struct CrossoverOptions {
 // gemm on (kind, n, k); 0 when the gemm is faster even at m = 1.
 uint32_t crossover(const gpu::Context& ctx, const WeightKind& kind, const CrossoverOptions& opt = {});
 
-// Both layouts of one weight (and of the up weight for SiluGate); either may
-// be null when the caller knows which kernel m selects.
+// Whether the gemm reads this weight (a supported ggml format, k a multiple
+// of its block and of 32); matmul() runs matvec for any other weight.
+bool gemm_reads(const WeightKind& kind, uint32_t k);
+
+// One weight (and the up weight for SiluGate), uploaded once by
+// matvec::upload: both kernels read that layout.
 struct MatmulArgs {
   const matvec::Weights* mv_a = nullptr;
   const matvec::Weights* mv_b = nullptr;
-  const Weights* gm_a = nullptr;
-  const Weights* gm_b = nullptr;
   const gpu::Buffer* x = nullptr;  // [m, k] f32
   const gpu::Buffer* y = nullptr;  // [m, n] f32
   uint32_t m = 0;
@@ -55,8 +57,8 @@ class Matmul {
 };
 
 // Chooses, plans and prepares the kernel (not a hot-path call: it may time
-// kernels once per adapter when the cache is cold). Throws blockq::Error when
-// the layout the choice needs is missing.
+// kernels once per adapter when the cache is cold). Throws blockq::Error on
+// missing or mismatched arguments.
 Matmul matmul(const gpu::Context& ctx, const MatmulArgs& args);
 
 }  // namespace blockq::gemm

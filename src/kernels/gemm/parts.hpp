@@ -1,5 +1,5 @@
 // Pieces of WGSL text shared by the gemm's two kernel templates (gemm.wgsl,
-// gemm_pipe.wgsl): bindings, byte accessors and format decoders, epilogue
+// gemm_pipe.wgsl): bindings, format decoders, epilogue
 // stores. Internal to the gemm family (generator.cpp, pipelined.cpp).
 #pragma once
 #include <cstdint>
@@ -11,9 +11,11 @@ namespace blockq::gemm::detail {
 
 uint32_t weights(const Hooks& h);  // 2 for SiLU-gate (gate and up), else 1
 std::string acc(const std::string& w, uint32_t i, uint32_t j);  // "accA_i_j"
-// The storage bindings after x: wA (wB), y.
+// Whether the format's matvec layout has a side array (bound after its main).
+bool has_side(const KernelSpec& s);
+// The storage bindings after x: mainA, [sideA], [mainB, sideB], y.
 std::string bindings(const KernelSpec& s);
-// ld2/fsh/f16at accessors and the format's ld/dc/dq4 for A (and B).
+// The format's ld/dc/dq4 for A (and B).
 std::string format_code(const KernelSpec& s);
 // The epilogue statement for output index expression idx and accumulator (i, j).
 std::string epilogue(const KernelSpec& s, const std::string& idx, uint32_t i, uint32_t j);

@@ -19,7 +19,7 @@ std::vector<std::string> weight_names(const KernelSpec& s) {
 }
 
 // Per-invocation slot constants: x slots (xg: x4 index at k = 0, xd: xs
-// vec4 index of k row 4c, xq: component) and W slots (wr: row byte offset,
+// vec4 index of k row 4c, xq: component) and W slots (wr: row of the chunk,
 // we: element offset in the step, wd, wq as for x). A last slot that only
 // some invocations fill is clamped for its loads and guarded for its stores.
 std::string slots(const KernelSpec& s, uint32_t nx, uint32_t nw) {
@@ -32,7 +32,7 @@ std::string slots(const KernelSpec& s, uint32_t nx, uint32_t nw) {
   }
   for (uint32_t i = 0; i < nw; ++i) {
     o += fmt::format("  let wi{0} = min(li + {0}u * WG, TN * TK4 - 1u);\n", i);
-    o += fmt::format("  let wr{0} = min(n0 + wi{0} % TN, rlast) * RB;\n", i);
+    o += fmt::format("  let wr{0} = min(n0 + wi{0} % TN, rlast);\n", i);
     o += fmt::format("  let we{0} = 4u * (wi{0} / TN);\n", i);
     o += fmt::format("  let wd{0} = we{0} * WP4 + (wi{0} % TN) / 4u;\n", i);
     o += fmt::format("  let wq{0} = wi{0} % 4u;\n", i);
@@ -127,7 +127,7 @@ std::string wgsl_pipelined(const KernelSpec& s) {
   t.set("DECODE_HELPERS", std::string(wgsl_file("kernels/gemm/decode_helpers.wgsl")));
   const uint32_t tk4 = s.tile / 4;
   const uint32_t nx = (s.tile_m * tk4 + s.wg - 1) / s.wg, nw = (s.tile_n * tk4 + s.wg - 1) / s.wg;
-  t.set_u("K", s.k).set_u("RB", row_bytes(s.weight.format, s.k));
+  t.set_u("K", s.k);
   t.set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n).set_u("TK", s.tile);
   std::string ws;
   for (const auto& w : weight_names(s))

@@ -116,9 +116,9 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
   const uint32_t m = opt.m ? opt.m : rep_m[std::min<uint32_t>(mclass, 3)];
   const bool silu = hooks.epilogue == Epilogue::SiluGate;
   auto blocks = random_blocks(kind.format, n, k, 5);
-  HostWeight hw{kind, n, k, blocks};
-  Weights wa = upload(ctx, hw, "tune.a"), wb;
-  if (silu) wb = upload(ctx, hw, "tune.b");
+  matvec::HostWeight hw{kind, n, k, blocks};
+  matvec::Weights wa = matvec::upload(ctx, hw, "tune.a"), wb;
+  if (silu) wb = matvec::upload(ctx, hw, "tune.b");
   std::vector<float> x(size_t{m} * k);
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> d(-1.f, 1.f);

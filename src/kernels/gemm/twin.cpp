@@ -10,7 +10,7 @@ namespace blockq::gemm {
 namespace {
 
 // W [n, k] decoded in f32 by the format's reference dequantizer.
-std::vector<float> decode(const HostWeight& w) {
+std::vector<float> decode(const matvec::HostWeight& w) {
   const size_t rb = row_bytes(w.kind.format, w.k);
   BQ_CHECK(w.ggml.size() == rb * w.n, "gemm twin: weight holds {} bytes, needs {}", w.ggml.size(), rb * w.n);
   std::vector<float> out(size_t{w.n} * w.k);

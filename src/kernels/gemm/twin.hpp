@@ -2,7 +2,9 @@
 //
 // Shapes: x [m, k] f32, W [n, k] raw ggml blocks, y [m, n] f32.
 // Block decode: each row is decoded by traits(format).dequantize (ggml's
-// reference dequantizer, in f32), which the fmt/*.wgsl dq4 functions compute.
+// reference dequantizer, in f32), which the fmt/*.wgsl dq4 functions compute
+// from the same blocks repacked into the matvec layout (the repacking moves
+// bytes, it changes no value).
 // Summation order, per output (t, r): over the k tiles in order, within a
 // tile over k in order, acc = acc + w[e] * x[t, e] (a separate multiply and
 // add; the tiling does not change the order, so this is one pass over k).
@@ -19,8 +21,8 @@
 namespace blockq::gemm {
 
 struct TwinInputs {
-  const HostWeight* a = nullptr;  // the weight (gate for SiluGate)
-  const HostWeight* b = nullptr;  // SiluGate: up
+  const matvec::HostWeight* a = nullptr;  // the weight (gate for SiluGate), raw ggml rows
+  const matvec::HostWeight* b = nullptr;  // SiluGate: up
   std::span<const float> x;       // [m, k]
   std::span<const float> y_in;    // [m, n] (Acc: the values added to)
   uint32_t m = 0;

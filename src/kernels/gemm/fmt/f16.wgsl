@@ -1,11 +1,12 @@
-// F16: two elements per u32 (rows start 4-byte aligned since k % 32 == 0).
-// ld loads the two words of elements e .. e + 3, dc unpacks them.
+// F16 in the matvec layout: main{{W}} holds the chunk's rows of K elements
+// (k % 32 == 0, so no padding), two f16 per word, no side.
+// ld loads the two words of elements e .. e + 3 of chunk row r, dc unpacks them.
 struct Raw{{W}} { v: vec2<u32> }
-fn ld{{W}}(rb: u32, e: u32) -> Raw{{W}} {
-  let i = (rb + 2u * e) >> 2u;
-  return Raw{{W}}(vec2<u32>(w{{W}}[i], w{{W}}[i + 1u]));
+fn ld{{W}}(r: u32, e: u32) -> Raw{{W}} {
+  let i = r * (K / 2u) + e / 2u;
+  return Raw{{W}}(vec2<u32>(main{{W}}[i], main{{W}}[i + 1u]));
 }
-fn dc{{W}}(rb: u32, e: u32, r: Raw{{W}}) -> vec4<f32> {
-  return vec4<f32>(unpack2x16float(r.v.x), unpack2x16float(r.v.y));
+fn dc{{W}}(r: u32, e: u32, v: Raw{{W}}) -> vec4<f32> {
+  return vec4<f32>(unpack2x16float(v.v.x), unpack2x16float(v.v.y));
 }
-fn dq4{{W}}(rb: u32, e: u32) -> vec4<f32> { return dc{{W}}(rb, e, ld{{W}}(rb, e)); }
+fn dq4{{W}}(r: u32, e: u32) -> vec4<f32> { return dc{{W}}(r, e, ld{{W}}(r, e)); }

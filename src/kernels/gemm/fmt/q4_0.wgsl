@@ -1,14 +1,15 @@
-// Q4_0 block (18 bytes): f16 d, qs[16]; element j < 16 is the low nibble of
-// qs[j], j >= 16 the high nibble of qs[j - 16]; value (q - 8) * d.
-// ld loads the raw words of elements e .. e + 3, dc decodes them.
-struct Raw{{W}} { q: vec2<u32>, d: u32 }
-fn ld{{W}}(rb: u32, e: u32) -> Raw{{W}} {
-  let bo = rb + (e / 32u) * 18u;
-  return Raw{{W}}(ld2{{W}}(bo + 2u + (e % 32u) % 16u), w{{W}}[bo >> 2u]);
+// Q4_0 in the matvec layout: block b = r * K / 32 + e / 32 of the chunk has
+// its qs[16] as 4 words of main{{W}} (element j < 16 is the low nibble of byte
+// j, j >= 16 the high nibble of byte j - 16) and its f16 d in half b % 2 of
+// side{{W}}[b / 2]; value (q - 8) * d.
+// ld loads the words of elements e .. e + 3 of chunk row r, dc decodes them.
+struct Raw{{W}} { q: u32, d: u32 }
+fn ld{{W}}(r: u32, e: u32) -> Raw{{W}} {
+  let b = r * (K / 32u) + e / 32u;
+  return Raw{{W}}(main{{W}}[4u * b + (e % 16u) / 4u], side{{W}}[b >> 1u]);
 }
-fn dc{{W}}(rb: u32, e: u32, r: Raw{{W}}) -> vec4<f32> {
-  let bo = rb + (e / 32u) * 18u;
-  let j = e % 32u;
-  return (nib4(fsh(r.q, bo + 2u + j % 16u), select(0u, 4u, j >= 16u)) - 8.0) * f16at(r.d, bo);
+fn dc{{W}}(r: u32, e: u32, v: Raw{{W}}) -> vec4<f32> {
+  let b = r * (K / 32u) + e / 32u;
+  return (nib4(v.q, select(0u, 4u, e % 32u >= 16u)) - 8.0) * f16of(v.d, b);
 }
-fn dq4{{W}}(rb: u32, e: u32) -> vec4<f32> { return dc{{W}}(rb, e, ld{{W}}(rb, e)); }
+fn dq4{{W}}(r: u32, e: u32) -> vec4<f32> { return dc{{W}}(r, e, ld{{W}}(r, e)); }

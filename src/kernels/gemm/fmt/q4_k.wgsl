@@ -1,20 +1,20 @@
-// Q4_K super-block (144 bytes, 4-byte aligned): f16 d, f16 dmin, scales[12]
-// (6-bit scale and min per 32-element sub-block, ggml's get_scale_min_k4),
-// qs[128]. Element j: g = j / 64, l = j % 64, sub-block 2g + l / 32, quant =
-// nibble (l >= 32) of qs[32g + l % 32]; value (d * sc) * q - (dmin * m).
-// ld loads the raw words of elements e .. e + 3 (d/dmin, the three scale
-// words, the quant word), dc decodes them.
+// Q4_K in the matvec layout: main{{W}} holds the raw 144-byte super-blocks
+// (36 words; block sb = r * K / 256 + e / 256 of the chunk): f16 d, f16 dmin,
+// scales[12] (6-bit scale and min per 32-element sub-block, ggml's
+// get_scale_min_k4), qs[128]; no side. Element j: g = j / 64, l = j % 64,
+// sub-block 2g + l / 32, quant = nibble (l >= 32) of qs[32g + l % 32]; value
+// (d * sc) * q - (dmin * m).
+// ld loads the words of elements e .. e + 3 of chunk row r (d/dmin, the
+// three scale words, the quant word), dc decodes them.
 struct Raw{{W}} { dm: u32, s: vec3<u32>, q: u32 }
-fn ld{{W}}(rb: u32, e: u32) -> Raw{{W}} {
-  let bo = rb + (e / 256u) * 144u;
+fn ld{{W}}(r: u32, e: u32) -> Raw{{W}} {
+  let i = 36u * (r * (K / 256u) + e / 256u);
   let j = e % 256u;
-  let i = bo >> 2u;
-  return Raw{{W}}(w{{W}}[i], vec3<u32>(w{{W}}[i + 1u], w{{W}}[i + 2u], w{{W}}[i + 3u]),
-                  w{{W}}[(bo + 16u + 32u * (j / 64u) + j % 32u) >> 2u]);
+  return Raw{{W}}(main{{W}}[i], vec3<u32>(main{{W}}[i + 1u], main{{W}}[i + 2u], main{{W}}[i + 3u]),
+                  main{{W}}[i + 4u + 8u * (j / 64u) + (j % 32u) / 4u]);
 }
 fn sbyte{{W}}(s: vec3<u32>, b: u32) -> u32 { return (s[b >> 2u] >> ((b & 3u) * 8u)) & 255u; }
-fn dc{{W}}(rb: u32, e: u32, r: Raw{{W}}) -> vec4<f32> {
-  let bo = rb + (e / 256u) * 144u;
+fn dc{{W}}(r: u32, e: u32, v: Raw{{W}}) -> vec4<f32> {
   let j = e % 256u;
   let g = j / 64u;
   let l = j % 64u;
@@ -22,14 +22,15 @@ fn dc{{W}}(rb: u32, e: u32, r: Raw{{W}}) -> vec4<f32> {
   var sc: u32;
   var mn: u32;
   if (is < 4u) {
-    sc = sbyte{{W}}(r.s, is) & 63u;
-    mn = sbyte{{W}}(r.s, is + 4u) & 63u;
+    sc = sbyte{{W}}(v.s, is) & 63u;
+    mn = sbyte{{W}}(v.s, is + 4u) & 63u;
   } else {
-    sc = (sbyte{{W}}(r.s, is + 4u) & 15u) | ((sbyte{{W}}(r.s, is - 4u) >> 6u) << 4u);
-    mn = (sbyte{{W}}(r.s, is + 4u) >> 4u) | ((sbyte{{W}}(r.s, is) >> 6u) << 4u);
+    sc = (sbyte{{W}}(v.s, is + 4u) & 15u) | ((sbyte{{W}}(v.s, is - 4u) >> 6u) << 4u);
+    mn = (sbyte{{W}}(v.s, is + 4u) >> 4u) | ((sbyte{{W}}(v.s, is) >> 6u) << 4u);
   }
-  let d1 = f16at(r.dm, bo) * f32(sc);
-  let m1 = f16at(r.dm, bo + 2u) * f32(mn);
-  return d1 * nib4(r.q, select(0u, 4u, l >= 32u)) - m1;
+  let dd = unpack2x16float(v.dm);
+  let d1 = dd.x * f32(sc);
+  let m1 = dd.y * f32(mn);
+  return d1 * nib4(v.q, select(0u, 4u, l >= 32u)) - m1;
 }
-fn dq4{{W}}(rb: u32, e: u32) -> vec4<f32> { return dc{{W}}(rb, e, ld{{W}}(rb, e)); }
+fn dq4{{W}}(r: u32, e: u32) -> vec4<f32> { return dc{{W}}(r, e, ld{{W}}(r, e)); }

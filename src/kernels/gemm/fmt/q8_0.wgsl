@@ -1,13 +1,14 @@
-// Q8_0 block (34 bytes): f16 d, int8 qs[32]; element j = d * qs[j].
-// Elements e .. e + 3 (e % 4 == 0) of the row at byte rb: ld loads the raw
-// words (issued early by the pipelined kernel), dc decodes them.
-struct Raw{{W}} { q: vec2<u32>, d: u32 }
-fn ld{{W}}(rb: u32, e: u32) -> Raw{{W}} {
-  let bo = rb + (e / 32u) * 34u;
-  return Raw{{W}}(ld2{{W}}(bo + 2u + e % 32u), w{{W}}[bo >> 2u]);
+// Q8_0 in the matvec layout (kernels/matvec/layout.cpp): block b = r * K / 32
+// + e / 32 of the chunk has its int8 qs[32] as 8 words of main{{W}} and its
+// f16 d in half b % 2 of side{{W}}[b / 2]; element j = d * qs[j].
+// Elements e .. e + 3 (e % 4 == 0) of chunk row r: ld loads the words
+// (issued early by the pipelined kernel), dc decodes them.
+struct Raw{{W}} { q: u32, d: u32 }
+fn ld{{W}}(r: u32, e: u32) -> Raw{{W}} {
+  let b = r * (K / 32u) + e / 32u;
+  return Raw{{W}}(main{{W}}[8u * b + (e % 32u) / 4u], side{{W}}[b >> 1u]);
 }
-fn dc{{W}}(rb: u32, e: u32, r: Raw{{W}}) -> vec4<f32> {
-  let bo = rb + (e / 32u) * 34u;
-  return i8x4(fsh(r.q, bo + 2u + e % 32u)) * f16at(r.d, bo);
+fn dc{{W}}(r: u32, e: u32, v: Raw{{W}}) -> vec4<f32> {
+  return i8x4(v.q) * f16of(v.d, r * (K / 32u) + e / 32u);
 }
-fn dq4{{W}}(rb: u32, e: u32) -> vec4<f32> { return dc{{W}}(rb, e, ld{{W}}(rb, e)); }
+fn dq4{{W}}(r: u32, e: u32) -> vec4<f32> { return dc{{W}}(r, e, ld{{W}}(r, e)); }
