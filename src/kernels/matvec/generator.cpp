@@ -265,13 +265,14 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   s.features.subgroups = opt.subgroups.value_or(sg_ok) && sg_ok;
   const uint32_t upr = ui.kp / ui.unit;
   // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup won
-  // at batch 1, with 32 lanes per row for k = 14336 and 16 for k = 4096, so a
-  // lane should walk at least 256 elements of k; Q6_K's 128-element units
-  // spill their registers at 1024 invocations; at batch 8, 512 invocations of
-  // 16 lanes, 2 rows per lane group and 4 tokens per workgroup).
+  // at batch 1 on the 8B shapes, with 32 lanes per row for k = 14336 or
+  // n <= 4096 and 16 for 14336 x 4096; Q6_K's 128-element units spill their
+  // registers at 1024 invocations; at batch 8, 512 invocations of 16 lanes,
+  // 2 rows per lane group and 4 tokens per workgroup). Below, the workgroup
+  // shrinks until the grid has kMinGroups workgroups.
   const bool batched = m > 1;
   const bool big_unit = ui.unit >= 128;
-  const uint32_t long_k_tpr = ui.kp >= 32 * 256 ? 32 : 16;
+  const uint32_t long_k_tpr = ui.kp >= 32 * 256 || n <= 4096 ? 32 : 16;
   s.tpr = opt.tpr.value_or(std::min<uint32_t>(batched || big_unit ? 16 : long_k_tpr, pow2_floor(upr)));
   if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
   const uint32_t max_inv = pow2_floor(lim.invocations);
@@ -297,6 +298,24 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // of x, not weights, bound the batched kernel).
   s.rpl = opt.rpl.value_or(batched ? 2 : 1);
   BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
+  // Small problems (a 360M model's 960 x 960) leave most of a large GPU idle
+  // with wide workgroups: the time of a matvec is the time of one workgroup
+  // when there are fewer workgroups than compute units. So, unless asked, a
+  // single token's workgroup halves while the grid has fewer than kMinGroups
+  // workgroups (a small GPU runs the extra ones in waves). On the H200 this took 960 x 960
+  // Q8_0 from 6.2 to 4.9 us and 960 x 2560 from 9.7 to 6.1 us, and left the
+  // 8B shapes as they were (docs/perf/2026-11-30-session3-h200.md).
+  constexpr uint64_t kMinGroups = 128;
+  const uint32_t min_wg = std::max({s.tpr * (rope ? 2 : 1), s.features.subgroups ? lim.subgroup_max : 1u, 32u});
+  auto grid_groups = [&](uint32_t wg) {
+    const uint64_t rows_per_group = uint64_t{wg} / s.tpr * s.rpl;
+    return (n + rows_per_group - 1) / rows_per_group * ((m + s.tokens - 1) / s.tokens);
+  };
+  // Batches keep their width: there each workgroup stages TOKENS rows of x,
+  // and narrower ones were slower (960 x 2560 at batch 8: 19.6 us at 64
+  // invocations).
+  if (!opt.wg && !batched)
+    while (s.wg / 2 >= min_wg && grid_groups(s.wg) < kMinGroups) s.wg /= 2;
   const uint32_t splits = opt.splits.value_or(1);
   BQ_CHECK(splits >= 1 && (splits == 1 || !rope), "matvec: split-k ({} slices) does not support the rope epilogue",
            splits);
