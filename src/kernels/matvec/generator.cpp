@@ -302,9 +302,9 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // with wide workgroups: the time of a matvec is the time of one workgroup
   // when there are fewer workgroups than compute units. So, unless asked, a
   // single token's workgroup halves while the grid has fewer than kMinGroups
-  // workgroups (a small GPU runs the extra ones in waves). On the H200 this took 960 x 960
-  // Q8_0 from 6.2 to 4.9 us and 960 x 2560 from 9.7 to 6.1 us, and left the
-  // 8B shapes as they were (docs/perf/2026-11-30-session3-h200.md).
+  // workgroups (a small GPU runs the extra ones in waves). On the H200 this
+  // took 960 x 960 Q8_0 from 6.2 to 4.5 us and 960 x 2560 from 9.7 to 5.8 us,
+  // and left the 8B shapes as they were (docs/perf/2026-11-30-session3-h200.md).
   constexpr uint64_t kMinGroups = 128;
   const uint32_t min_wg = std::max({s.tpr * (rope ? 2 : 1), s.features.subgroups ? lim.subgroup_max : 1u, 32u});
   auto grid_groups = [&](uint32_t wg) {
