@@ -22,6 +22,7 @@ struct MatvecBenchOptions {
   bool progress = true;
   uint64_t max_chunk_bytes = 0;  // upload row chunks of at most this (0: the binding limit)
   bool same_size_read = true;  // also time a plain read of each case's weight bytes
+  bool rows = false;  // also time the row gather (embedding lookup) of `batch` rows of each weight
 };
 
 struct MatvecRow {
@@ -32,6 +33,7 @@ struct MatvecRow {
   // copies, one dispatch per call (0 when not measured).
   double read_us = 0;
   bool gpu_timestamps = false;
+  bool rows = false;  // a row gather: bytes are the gathered rows' weight bytes and y
 };
 
 std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOptions& o,

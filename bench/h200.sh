@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -119,4 +119,24 @@ if [ "$mode" = final ]; then
   fi
   timeout 100 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1; echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
   timeout 80 $B/test_k_gemm > "$OUT/test_gemm.log" 2>&1; echo "test_k_gemm exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_gemm.log" | tr '\n' ' ')"
+fi
+if [ "$mode" = arena ]; then
+  # The weight arena and the row gather: their tests on this adapter (and the
+  # low-end profile), the model's GPU tests (the llama.cpp oracle needs node,
+  # which this machine lacks), the end-to-end run (memory, tokens/s) and the
+  # row gather of the two presets' token tables.
+  $B/test_gpu --gtest_filter='Arena*' > "$OUT/test_arena.log" 2>&1; echo "arena tests exit $?"
+  BLOCKQ_LIMITS=low-end $B/test_gpu --gtest_filter='Arena*' > "$OUT/test_arena_lowend.log" 2>&1; echo "arena tests low-end exit $?"
+  timeout 120 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1; echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  BLOCKQ_LIMITS=low-end timeout 60 $B/test_k_matvec --gtest_filter='*Rows*' > "$OUT/test_rows_lowend.log" 2>&1
+  echo "rows tests low-end exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_rows_lowend.log" | tr '\n' ' ')"
+  timeout 150 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1; echo "test_model (no oracle) exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
+    set -- $p
+    timeout 120 $B/blockq bench run --preset $1 --type $2 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
+      | tee -a "$OUT/bench_run.txt" | grep -E "^(memory|prompt|generation|first|  total|  embed)"
+  done
+  $B/blockq bench matvec --formats q8_0 --shapes 49152x960 --batch 1,8 --rows 2>/dev/null > "$OUT/rows.txt"
+  $B/blockq bench matvec --formats q4_0 --shapes 128256x2048 --batch 1,8 --rows 2>/dev/null >> "$OUT/rows.txt"
+  grep -E "^[a-z]" "$OUT/rows.txt" | awk '{print $1, $2, $3, $4, $7, $8}'
 fi

@@ -12,6 +12,7 @@
 #include "gpu/recorder.hpp"
 #include "kernels/common/bandwidth.hpp"
 #include "kernels/matvec/op.hpp"
+#include "kernels/matvec/rows.hpp"
 #include "quant/random_blocks.hpp"
 #include "util/error.hpp"
 
@@ -36,6 +37,25 @@ OnnxBlockMatrix random_onnx(const WeightKind& kind, uint32_t n, uint32_t k, uint
     for (auto& z : *m.zero_points) z = static_cast<uint8_t>(rng());
   }
   return m;
+}
+
+// Times calls_per_sample rounds of every prepared dispatch (one per rotated
+// weight copy) and fills row's µs per call (median), GB/s of `bytes` and its
+// ratio to the read bandwidth.
+template <class P>
+void time_calls(const gpu::Context& ctx, const MatvecBenchOptions& o, const std::vector<P>& prepared, double bytes,
+                const Bandwidth& bw, MatvecRow& row) {
+  auto body = [&](gpu::Recorder& r) {
+    for (int rep = 0; rep < o.calls_per_sample; ++rep)
+      for (const auto& p : prepared) p.record(r);
+  };
+  gpu::keep_busy(ctx, body);  // compiles everything, ramps the clocks up
+  auto t = gpu::time_passes(ctx, o.samples, body);
+  row.us = t.median() / (double(o.calls_per_sample) * prepared.size()) / 1e3;
+  row.bytes = bytes;
+  row.gbps = row.bytes / (row.us * 1e3);
+  row.ratio = row.gbps / bw.gbps;
+  row.gpu_timestamps = t.gpu_timestamps;
 }
 
 }  // namespace
@@ -105,18 +125,7 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
             row.spec = spec.key();
             std::vector<matvec::Prepared> prepared;
             for (const auto& c : copies) prepared.push_back(matvec::prepare(ctx, spec, {&c, nullptr, &xb, &yb}));
-            auto body = [&](gpu::Recorder& r) {
-              for (int rep = 0; rep < o.calls_per_sample; ++rep)
-                for (const auto& p : prepared) p.record(r);
-            };
-            gpu::keep_busy(ctx, body);  // compiles everything, ramps the clocks up
-            auto t = gpu::time_passes(ctx, o.samples, body);
-            const double calls = double(o.calls_per_sample) * prepared.size();
-            row.us = t.median() / calls / 1e3;
-            row.bytes = double(wbytes) + 4.0 * m * k + 4.0 * m * n;
-            row.gbps = row.bytes / (row.us * 1e3);
-            row.ratio = row.gbps / bw.gbps;
-            row.gpu_timestamps = t.gpu_timestamps;
+            time_calls(ctx, o, prepared, double(wbytes) + 4.0 * m * k + 4.0 * m * n, bw, row);
           } catch (const Error& e) {
             row.error = e.what();
           }
@@ -124,6 +133,32 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
           if (o.progress)
             fmt::print(stderr, "  {:<10} {:>6}x{:<6} m={} {:>9.2f} us {:>8.1f} GB/s {:>5.1f}%  {}\n", row.kind,
                        n, k, m, row.us, row.gbps, 100 * row.ratio, row.error.empty() ? row.spec : row.error);
+        }
+        if (o.rows) {
+          // The row gather of m random rows into y [m, k], from the rotated copies.
+          MatvecRow row;
+          row.kind = kind.name();
+          row.n = n;
+          row.k = k;
+          row.m = m;
+          row.rows = true;
+          try {
+            std::vector<uint32_t> ids(m);
+            for (auto& id : ids) id = static_cast<uint32_t>(rng() % n);
+            auto idb = ctx.storage<uint32_t>(ids, "bench.ids");
+            auto gy = ctx.create_buffer(uint64_t{m} * k * 4, gpu::kStorage, "bench.rows.y");
+            const KernelSpec spec = matvec::plan_rows(ctx, kind, n, k, m);
+            row.spec = spec.key();
+            std::vector<matvec::PreparedRows> prepared;
+            for (const auto& c : copies) prepared.push_back(matvec::prepare_rows(ctx, spec, c, idb, gy));
+            time_calls(ctx, o, prepared, double(wbytes) / n * m + 4.0 * m * k + 4.0 * m, bw, row);
+          } catch (const Error& e) {
+            row.error = e.what();
+          }
+          rows.push_back(row);
+          if (o.progress)
+            fmt::print(stderr, "  {:<10} {:>6}x{:<6} m={} {:>9.2f} us  rows  {}\n", row.kind, n, k, m, row.us,
+                       row.error.empty() ? row.spec : row.error);
         }
       }
     }

@@ -36,7 +36,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     std::string shapes = "49152x960,2560x960,14336x4096,4096x14336";
     std::string batches = "1,8";
     std::string sweep;  // e.g. "wg=128,256;tpr=16,32;unroll=1,2,4;rpl=1,2;sg=0,1"
-    bool json = false, quick = false;
+    bool json = false, quick = false, rows = false;
     int samples = 15;
     uint64_t bw_bytes = 1ull << 30;
     uint64_t chunk_mb = 0;     // weight chunks of at most this many MiB (0: the binding limit)
@@ -53,6 +53,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
   mv->add_option("--max-chunk-mb", o.chunk_mb, "Split each weight into row chunks of at most this many MiB");
   mv->add_option("--read-sizes", o.read_sizes,
                  "Only time plain streaming reads of rotated buffers of these sizes (MiB, comma-separated)");
+  mv->add_flag("--rows", o.rows, "Also time the row gather (embedding lookup) of `batch` random rows of each weight");
   mv->add_flag("--json", o.json, "Print JSON");
   mv->callback([&g] {
     auto ctx = make_context(g);
@@ -69,6 +70,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     }
     bench::MatvecBenchOptions bo;
     bo.max_chunk_bytes = o.chunk_mb << 20;
+    bo.rows = o.rows;
     for (const auto& f : split_list(o.formats)) bo.kinds.push_back(parse_kind(f));
     if (o.quick) o.shapes = "256x256,512x1024";
     for (const auto& s : split_list(o.shapes)) {
@@ -131,7 +133,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
       for (const auto& r : rows)
         j["rows"].push_back({{"format", r.kind}, {"n", r.n}, {"k", r.k}, {"batch", r.m}, {"us", r.us},
                              {"bytes", r.bytes}, {"gbps", r.gbps}, {"ratio", r.ratio}, {"spec", r.spec},
-                             {"same_size_read_us", r.read_us},
+                             {"same_size_read_us", r.read_us}, {"op", r.rows ? "rows" : "matvec"},
                              {"error", r.error}});
       fmt::print("{}\n", j.dump(1));
       return;
@@ -141,6 +143,11 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     for (const auto& r : rows) {
       if (!r.error.empty()) {
         fmt::print("{:<10} {:>6}x{:<6} {:>5}  error: {}\n", r.kind, r.n, r.k, r.m, r.error);
+        continue;
+      }
+      if (r.rows) {  // a row gather moves little; its share of the bandwidth means little
+        fmt::print("{:<10} {:>6}x{:<6} {:>5} {:>10.2f} {:>10.4f} {:>9.1f} {:>7}  {}\n", r.kind, r.n, r.k, r.m, r.us,
+                   r.bytes / 1e6, r.gbps, "-", r.spec);
         continue;
       }
       fmt::print("{:<10} {:>6}x{:<6} {:>5} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%  {}  read {:.2f} us ({:.0f}%)\n", r.kind,

@@ -86,11 +86,17 @@ struct Kernel {
   Handle<WGPUBindGroupLayout> layout;
 };
 
-// One buffer range bound at the binding of the same index.
+// One buffer range bound at the binding of the same index (a whole buffer
+// converts implicitly; an arena slice gives its range).
 struct Binding {
   const Buffer* buffer = nullptr;
   uint64_t offset = 0;
   uint64_t size = WGPU_WHOLE_SIZE;  // to the end of the buffer
+  Binding() = default;
+  Binding(const Buffer* b, uint64_t off = 0, uint64_t sz = WGPU_WHOLE_SIZE) : buffer(b), offset(off), size(sz) {}
+  explicit operator bool() const { return buffer && *buffer; }
+  // Bytes of the range (0 without a buffer).
+  uint64_t bytes() const { return !buffer ? 0 : size == WGPU_WHOLE_SIZE ? buffer->size() - offset : size; }
 };
 
 struct BindGroup {

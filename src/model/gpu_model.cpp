@@ -64,11 +64,10 @@ class Progress {
   std::string name_;
 };
 
-gpu::Buffer GpuModel::Impl::vec_buffer(const std::string& name) {
+gpu::Slice GpuModel::Impl::vec_buffer(const std::string& name) {
   const gguf::TensorInfo& t = file.tensor(name);
   const std::vector<float> v = dequantize(t.format, file.tensor_data(t), t.n_elems());
-  gpu::Buffer b = ctx->storage<float>(v, name);
-  mem.weights += b.size();
+  const gpu::Slice b = arena->put<float>(v, name);
   progress->add(t.nbytes);
   return b;
 }
@@ -82,6 +81,7 @@ matvec::Weights GpuModel::Impl::weight(const std::string& name, uint32_t granula
   hw.ggml = file.tensor_data(t);
   matvec::UploadOptions uo;
   uo.row_granularity = granularity;
+  uo.arena = arena.get();
   matvec::Weights w;
   try {
     w = matvec::upload(*ctx, hw, name, uo);
@@ -89,7 +89,6 @@ matvec::Weights GpuModel::Impl::weight(const std::string& name, uint32_t granula
     fail("{}: tensor '{}' ({} [{} x {}]) cannot be uploaded for the GPU matvec: {}", file.name(), name,
          traits(t.format).name, hw.n, hw.k, e.what());
   }
-  mem.weights += w.bytes();
   progress->add(t.nbytes);
   return w;
 }
@@ -132,12 +131,11 @@ void GpuModel::Impl::load_qkv(uint32_t l, Layer& L) {
   hw.n = n;
   hw.ggml = rows;
   try {
-    L.wqkv = matvec::upload(*ctx, hw, label, {.row_granularity = rope_gran});
+    L.wqkv = matvec::upload(*ctx, hw, label, {.row_granularity = rope_gran, .arena = arena.get()});
   } catch (const Error& e) {
     fail("{}: tensors '{}', '{}', '{}' ({} [{} x {}] stacked) cannot be uploaded for the GPU matvec: {}", file.name(),
          names[0], names[1], names[2], traits(f).name, n, k, e.what());
   }
-  mem.weights += L.wqkv.bytes();
   progress->add(rows.size());
   if (cfg.qkv_bias) {
     std::vector<float> b;  // [n_q + 2 n_kv]
@@ -147,8 +145,7 @@ void GpuModel::Impl::load_qkv(uint32_t l, Layer& L) {
       b.insert(b.end(), v.begin(), v.end());
       progress->add(bt.nbytes);
     }
-    L.bqkv = ctx->storage<float>(b, label + ".bias");
-    mem.weights += L.bqkv.size();
+    L.bqkv = arena->put<float>(b, label + ".bias");
   }
 }
 
@@ -158,63 +155,21 @@ gpu::Buffer GpuModel::Impl::act(uint64_t floats, const char* name) {
   return b;
 }
 
-void GpuModel::Impl::load_embedding() {
-  const gguf::TensorInfo& t = file.tensor("token_embd.weight");
-  twin::EmbedSpec es{t.format, cfg.n_vocab, cfg.n_embd};
-  std::span<const uint8_t> table = file.tensor_data(t);
-  std::vector<uint8_t> converted;
-  const Format f = t.format;
-  if (f != Format::Q8_0 && f != Format::Q4_0 && f != Format::Q4_1 && f != Format::Q6_K && f != Format::F16 &&
-      f != Format::F32) {
-    // No gather decode for this format: the table goes up dequantized, in f32
-    // while it stays under 256 MiB (exact), else in f16.
-    const std::vector<float> full = dequantize(f, table, t.n_elems());
-    if (full.size() * 4 <= (uint64_t{256} << 20)) {
-      es.format = Format::F32;
-      converted.resize(full.size() * 4);
-      std::memcpy(converted.data(), full.data(), converted.size());
-    } else {
-      es.format = Format::F16;
-      converted.resize(full.size() * 2);
-      for (size_t i = 0; i < full.size(); ++i) {
-        const uint16_t h = f32_to_f16(full[i]);
-        std::memcpy(converted.data() + 2 * i, &h, 2);
-      }
-    }
-    table = converted;
-  }
-  embed = gather::embed_layout(*ctx, es, {});
-  const std::string key = embed.spec.key();
-  embed_kernel = &ctx->kernel(key, key, [&] { return gather::embed_wgsl(embed); });
-  rows_per_chunk = embed.chunks[0].row_hi - embed.chunks[0].row_lo;
-  for (size_t c = 0; c < embed.chunks.size(); ++c) {
-    const gather::EmbedChunk& ch = embed.chunks[c];
-    embed_table.push_back(ctx->create_buffer(ch.bytes, gpu::kStorage, fmt::format("token_embd.gather.{}", c)));
-    ctx->upload(embed_table.back(), table.subspan(ch.byte_off, ch.bytes));
-    mem.embed_table += embed_table.back().size();
-    for (int vi = 0; vi < 2; ++vi) {
-      const uint32_t prm[4] = {(vi ? batch : 1) * cfg.n_embd, uint32_t(ch.row_lo), uint32_t(ch.row_hi), 0};
-      embed_params[vi].push_back(
-          ctx->create_buffer(16, gpu::kUniform, fmt::format("token_embd.params.m{}.{}", vi ? batch : 1, c)));
-      ctx->upload<uint32_t>(embed_params[vi].back(), prm);
-    }
-  }
-  progress->add(t.nbytes);
-}
-
 void GpuModel::Impl::load() {
   cfg = config_from_gguf(file);
   check_tensors(cfg, file);
   n_ctx = opt.n_ctx ? opt.n_ctx : std::min<uint32_t>(cfg.n_ctx_train ? cfg.n_ctx_train : 4096, 4096);
   uint64_t total = 0;
   for (const TensorSpec& s : expected_tensors(cfg)) total += file.tensor(s.name).nbytes;
-  if (cfg.tied_embeddings) total += file.tensor("token_embd.weight").nbytes;
   std::string short_name = file.name();
   if (auto p = short_name.find_last_of('/'); p != std::string::npos) short_name = short_name.substr(p + 1);
   Progress prog(opt.progress, total, short_name);
   progress = &prog;
 
-  load_embedding();
+  arena = std::make_unique<gpu::Arena>(*ctx, "weights");
+  // token_embd: the lm_head's upload when tied (below), else its own, read
+  // only by the embedding lookup.
+  if (!cfg.tied_embeddings) w_embed = weight("token_embd.weight");
   const uint32_t kv = cfg.n_embd_kv();
   layers.resize(cfg.n_layer);
   for (uint32_t l = 0; l < cfg.n_layer; ++l) {
@@ -234,6 +189,9 @@ void GpuModel::Impl::load() {
   out_norm = vec_buffer("output_norm.weight");
   if (cfg.rope_freqs) rope_ff = vec_buffer("rope_freqs.weight");
   w_out = weight(cfg.tied_embeddings ? "token_embd.weight" : "output.weight");
+  arena->flush();
+  mem.weights = arena->reserved();
+  mem.weight_buffers = static_cast<uint32_t>(arena->pages());
   progress = nullptr;
 }
 

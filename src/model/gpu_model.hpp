@@ -1,10 +1,12 @@
-// The llama/qwen2 decoder on the GPU: every weight of a GGUF file uploaded
-// once (matvec layout, split by rows past the binding limit, which the prompt
-// gemm reads too; norms and biases as f32 buffers; the token table in the
-// embedding-gather layout), an f16 or f32 KV cache, and a forward pass
-// recorded into one command buffer per token (decode) or per prompt batch.
+// The llama/qwen2 decoder on the GPU: every tensor of a GGUF file uploaded
+// once, into slices of one weight arena (gpu::Arena: a few large buffers):
+// the matrices, token_embd included, in the matvec layout, split by rows past
+// the binding limit, which matvec, the prompt gemm and the embedding lookup
+// all read (a tied lm_head is token_embd's upload); norms and biases as f32.
+// Then an f16 or f32 KV cache, and a forward pass recorded into one command
+// buffer per token (decode) or per prompt batch.
 // One token:
-//   x [n_embd] = token_embd[id]                                       (gather)
+//   x [n_embd] = token_embd[id]            (matvec::PreparedRows: row gather)
 //   per layer: qkv [n_head*hd + 2*n_kv*hd] = Wqkv (rmsnorm(x) * attn_norm) (+b),
 //              rows [q | k | v], RoPE on the q and k rows   (one matvec: prologue/epilogue)
 //              (Wqkv: the rows of attn_q, attn_k, attn_v stacked at load when
@@ -71,14 +73,15 @@ std::string_view family_name(KernelFamily f);
 
 // Bytes held on the device.
 struct GpuMemory {
-  // Projection weights (incl. the lm_head) in the matvec layout, which both
-  // matvec and the prompt gemm read (one copy serves both), norms, biases,
-  // freq factors.
+  // Every tensor of the file once, in the weight arena's buffers: the
+  // projections, the lm_head and token_embd in the matvec layout (which
+  // matvec, the prompt gemm and the embedding lookup all read; a tied lm_head
+  // is token_embd's upload), norms, biases, freq factors.
   uint64_t weights = 0;
-  uint64_t embed_table = 0;   // the gather copy of token_embd
+  uint32_t weight_buffers = 0;  // the arena's buffers
   uint64_t kv_cache = 0;      // [n_layer] x k, v [n_ctx, n_kv * head_dim] in f16 or f32
   uint64_t activations = 0;   // x, q, k, v, scores, logits, readback, ...
-  uint64_t total() const { return weights + embed_table + kv_cache + activations; }
+  uint64_t total() const { return weights + kv_cache + activations; }
 };
 
 class GpuModel {

@@ -7,9 +7,10 @@
 #include <variant>
 #include <vector>
 
-#include "kernels/gather/gather.hpp"
+#include "gpu/arena.hpp"
 #include "kernels/gemm/matmul.hpp"
 #include "kernels/matvec/op.hpp"
+#include "kernels/matvec/rows.hpp"
 #include "model/gpu_attention.hpp"
 #include "model/gpu_model.hpp"
 #include "model/gpu_rows.hpp"
@@ -55,7 +56,7 @@ struct Layer {
   bool fused = false;
   // Each uploaded once, in the matvec layout, which the gemm reads too.
   matvec::Weights wqkv, wq, wk, wv, wo, wg, wu, wd;
-  gpu::Buffer attn_norm, ffn_norm, bqkv, bq, bk, bv;  // [n_embd] x2, [n_q + 2 n_kv], [n_q], [n_kv] x2
+  gpu::Slice attn_norm, ffn_norm, bqkv, bq, bk, bv;  // [n_embd] x2, [n_q + 2 n_kv], [n_q], [n_kv] x2
   gpu::Buffer kc, vc;                              // [n_ctx, n_kv, hd] f16 (packed) or f32
   LayerPass pass[2];                               // [0]: one token, [1]: a prompt batch
 };
@@ -74,16 +75,18 @@ struct GpuModel::Impl {
   std::vector<uint32_t> host_ids, host_pos;  // [batch] staging for ids and pos
   GpuMemory mem;
   std::vector<Layer> layers;
-  // Embedding gather: one table chunk per binding-sized row range.
-  gather::EmbedLayout embed;
-  const gpu::Kernel* embed_kernel = nullptr;
-  std::vector<gpu::Buffer> embed_table, embed_params[2];
-  std::vector<gpu::BindGroup> embed_groups[2];
-  uint64_t rows_per_chunk = 0;
+  // Every tensor, uploaded once into slices of this arena's buffers.
+  std::unique_ptr<gpu::Arena> arena;
+  // Embedding lookup: rows of token_embd gathered from its matvec layout
+  // (w_out when tied, else w_embed), one dispatch per row chunk holding a
+  // current token.
+  matvec::Weights w_embed;  // token_embd when not tied, else empty
+  const matvec::Weights& embed_weights() const { return cfg.tied_embeddings ? w_out : w_embed; }
+  matvec::PreparedRows embed_rows[2];  // [0]: one token, [1]: a prompt batch
   // lm_head.
   matvec::Weights w_out;  // output.weight, or token_embd when tied
-  gpu::Buffer out_norm;   // [n_embd]
-  gpu::Buffer rope_ff;    // [n_rot / 2] freq factors (rope_freqs.weight), or empty
+  gpu::Slice out_norm;    // [n_embd]
+  gpu::Slice rope_ff;     // [n_rot / 2] freq factors (rope_freqs.weight), or empty
   matvec::Prepared plm[2];  // [0]: from x, [1]: from x_last
   // Activations, for up to `batch` tokens.
   gpu::Buffer ids, pos;                  // [batch] u32 each
@@ -97,12 +100,11 @@ struct GpuModel::Impl {
 
   Progress* progress = nullptr;
 
-  gpu::Buffer vec_buffer(const std::string& name);
+  gpu::Slice vec_buffer(const std::string& name);  // a 1-D tensor, as f32
   matvec::Weights weight(const std::string& name, uint32_t granularity = 256);
   void load_qkv(uint32_t l, Layer& L);  // wqkv (fused) or wq, wk, wv, with their biases
   gpu::Buffer act(uint64_t floats, const char* name);
 
-  void load_embedding();
   void load();
   void prepare();                  // gpu_model_pass.cpp
   void prepare_single();           // pass[0]

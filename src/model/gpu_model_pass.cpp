@@ -43,13 +43,10 @@ void GpuModel::Impl::prepare() {
   cur.assign(B, 0);
   host_ids.assign(B, 0);
   host_pos.assign(B, 0);
-  for (int vi = 0; vi < 2; ++vi)
-    for (size_t c = 0; c < embed.chunks.size(); ++c) {
-      const bool uni[4] = {true, false, false, false};
-      embed_groups[vi].push_back(ctx->bind(
-          *embed_kernel, std::vector<gpu::Binding>{{&embed_params[vi][c]}, {&ids}, {&embed_table[c]}, {&x}},
-          std::span<const bool>(uni, 4)));
-    }
+  const matvec::Weights& we = embed_weights();
+  for (int vi = 0; vi < (batch > 1 ? 2 : 1); ++vi)
+    embed_rows[vi] = matvec::prepare_rows(*ctx, matvec::plan_rows(*ctx, we.kind, we.n, we.k, vi ? batch : 1), we,
+                                          ids, x);
   prepare_single();
   if (batch > 1) prepare_batch();
   rec = std::make_unique<gpu::Recorder>(*ctx, "forward");
@@ -101,31 +98,28 @@ void GpuModel::Impl::prepare_single() {
   for (Layer& Ly : layers) {
     LayerPass& L = Ly.pass[0];
     if (Ly.fused) {
-      const gpu::Buffer* b = cfg.qkv_bias ? &Ly.bqkv : nullptr;
-      L.pq = mv(Ly.wqkv, rope_qkv, {.x = &x, .y = &qkv, .norm_w = &Ly.attn_norm, .bias = b, .pos = posb});
-      if (cfg.rope_freqs) L.ropes.emplace_back(*ctx, rsqk, GpuRopeArgs{&qkv, &pos, nullptr, &rope_ff});
+      L.pq = mv(Ly.wqkv, rope_qkv, {.x = &x, .y = &qkv, .norm_w = Ly.attn_norm, .bias = Ly.bqkv, .pos = posb});
+      if (cfg.rope_freqs) L.ropes.emplace_back(*ctx, rsqk, GpuRopeArgs{&qkv, &pos, {}, rope_ff});
       L.store = GpuKvStore(*ctx, kv, n_ctx, 1, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type), {nq, nq + kv, nqkv});
       L.att = GpuAttention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     } else {
-      const gpu::Buffer* bq = cfg.qkv_bias ? &Ly.bq : nullptr;
-      const gpu::Buffer* bk = cfg.qkv_bias ? &Ly.bk : nullptr;
-      const gpu::Buffer* bv = cfg.qkv_bias ? &Ly.bv : nullptr;
-      L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = &Ly.attn_norm, .bias = bq, .pos = posb});
-      L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = &Ly.attn_norm, .bias = bk, .pos = posb});
-      L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = &Ly.attn_norm, .bias = bv});
+      // (the bias slices are empty without qkv_bias)
+      L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = Ly.attn_norm, .bias = Ly.bq, .pos = posb});
+      L.pk = mv(Ly.wk, rope, {.x = &x, .y = &k, .norm_w = Ly.attn_norm, .bias = Ly.bk, .pos = posb});
+      L.pv = mv(Ly.wv, vh, {.x = &x, .y = &v, .norm_w = Ly.attn_norm, .bias = Ly.bv});
       if (cfg.rope_freqs) {
-        L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, nullptr, &rope_ff});
-        L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, nullptr, &rope_ff});
+        L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, {}, rope_ff});
+        L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, {}, rope_ff});
       }
       L.store = GpuKvStore(*ctx, kv, n_ctx, 1, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
       L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     }
     L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
-    L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = &Ly.ffn_norm});
+    L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = Ly.ffn_norm});
     L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
   }
   plm[0] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm),
-                           {.a = &w_out, .x = &x, .y = &logits, .norm_w = &out_norm});
+                           {.a = &w_out, .x = &x, .y = &logits, .norm_w = out_norm});
 }
 
 // A prompt batch of `batch` rows: the norms into h, the projections through
@@ -163,7 +157,6 @@ void GpuModel::Impl::prepare_batch() {
   rsk.heads = cfg.n_head_kv;
   GpuRopeShape rsv = rsk;
   rsv.rope = false;
-  const gpu::Buffer* ffb = cfg.rope_freqs ? &rope_ff : nullptr;
   GpuRopeShape rsqkv = rs;
   rsqkv.heads = cfg.n_head + 2 * cfg.n_head_kv;
   rsqkv.rope_heads = cfg.n_head + cfg.n_head_kv;
@@ -177,7 +170,7 @@ void GpuModel::Impl::prepare_batch() {
     L.n_ffn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.ffn_norm, h);
     if (Ly.fused) {
       L.pq = mm(Ly.wqkv, store, h, qkv);
-      L.ropes.emplace_back(*ctx, rsqkv, GpuRopeArgs{&qkv, &pos, cfg.qkv_bias ? &Ly.bqkv : nullptr, ffb});
+      L.ropes.emplace_back(*ctx, rsqkv, GpuRopeArgs{&qkv, &pos, Ly.bqkv, rope_ff});
       L.store = GpuKvStore(*ctx, kv, n_ctx, batch, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type),
                            {nq, nq + kv, nqkv});
       L.att = GpuAttention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &scores, &att});
@@ -185,9 +178,9 @@ void GpuModel::Impl::prepare_batch() {
       L.pq = mm(Ly.wq, store, h, q);
       L.pk = mm(Ly.wk, store, h, k);
       L.pv = mm(Ly.wv, store, h, v);
-      L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, cfg.qkv_bias ? &Ly.bq : nullptr, ffb});
-      L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, cfg.qkv_bias ? &Ly.bk : nullptr, ffb});
-      if (cfg.qkv_bias) L.ropes.emplace_back(*ctx, rsv, GpuRopeArgs{&v, &pos, &Ly.bv, nullptr});
+      L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, Ly.bq, rope_ff});
+      L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, Ly.bk, rope_ff});
+      if (cfg.qkv_bias) L.ropes.emplace_back(*ctx, rsv, GpuRopeArgs{&v, &pos, Ly.bv, {}});
       L.store = GpuKvStore(*ctx, kv, n_ctx, batch, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
       L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
     }
@@ -199,7 +192,7 @@ void GpuModel::Impl::prepare_batch() {
   norm.prologue = Prologue::RmsNorm;
   norm.eps = cfg.rms_eps;
   plm[1] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm),
-                           {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = &out_norm});
+                           {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = out_norm});
 }
 
 void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool readback) const {
@@ -208,12 +201,14 @@ void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool r
   const uint32_t rows = vi ? m.batch : 1;
   auto on = [&](KernelFamily f) { return !only || *only == f; };
   if (on(KernelFamily::Embed)) {
-    const gpu::Grid g = gpu::wrap_workgroups((uint64_t{rows} * m.cfg.n_embd + m.embed.spec.wg - 1) / m.embed.spec.wg,
-                                             m.embed.spec.max_groups);
-    for (size_t c = 0; c < m.embed.chunks.size(); ++c) {
+    const auto& chunks = m.embed_weights().chunks;
+    for (size_t c = 0; c < chunks.size(); ++c) {
       bool needed = false;
-      for (uint32_t t = 0; t < rows; ++t) needed |= uint64_t(m.cur[t]) / m.rows_per_chunk == c;
-      if (needed) r.dispatch(*m.embed_kernel, m.embed_groups[vi][c], g);
+      for (uint32_t t = 0; t < rows; ++t) {
+        const uint32_t id = uint32_t(m.cur[t]);  // checked < n_vocab by set_inputs
+        needed |= id >= chunks[c].row0 && id - chunks[c].row0 < chunks[c].rows;
+      }
+      if (needed) m.embed_rows[vi].record_chunk(r, c);
     }
   }
   for (const Layer& Ly : m.layers) {

@@ -37,11 +37,11 @@ KernelSpec rmsnorm_spec(const gpu::Context& ctx, uint32_t n, uint32_t m, float e
 }
 
 GpuRmsNorm::GpuRmsNorm(const gpu::Context& ctx, uint32_t n, uint32_t m, float eps, const gpu::Buffer& x,
-                       const gpu::Buffer& w, const gpu::Buffer& y) {
+                       gpu::Binding w, const gpu::Buffer& y) {
   spec_ = rmsnorm_spec(ctx, n, m, eps);
   const uint64_t bytes = uint64_t{m} * n * 4;
-  BQ_CHECK(x.size() >= bytes && y.size() >= bytes && w.size() >= uint64_t{n} * 4,
-           "rmsnorm: x and y need {} bytes, w {} (got {}, {}, {})", bytes, n * 4, x.size(), y.size(), w.size());
+  BQ_CHECK(x.size() >= bytes && y.size() >= bytes && w.bytes() >= uint64_t{n} * 4,
+           "rmsnorm: x and y need {} bytes, w {} (got {}, {}, {})", bytes, n * 4, x.size(), y.size(), w.bytes());
   const std::string key = spec_.key();
   kernel_ = &ctx.kernel(key, key, [&] {
     return Template(wgsl_file("model/gpu_rmsnorm.wgsl"), key)
@@ -50,7 +50,7 @@ GpuRmsNorm::GpuRmsNorm(const gpu::Context& ctx, uint32_t n, uint32_t m, float ep
         .set("EPS", wgsl_float(eps))
         .render();
   });
-  group_ = ctx.bind(*kernel_, {{&x}, {&w}, {&y}});
+  group_ = ctx.bind(*kernel_, {{&x}, w, {&y}});
 }
 
 void GpuRmsNorm::record(gpu::Recorder& rec) const { rec.dispatch(*kernel_, group_, {spec_.m, 1, 1}); }
@@ -110,18 +110,18 @@ std::string rope_wgsl(const KernelSpec& s) {
 
 GpuRope::GpuRope(const gpu::Context& ctx, const GpuRopeShape& s, const GpuRopeArgs& a) {
   BQ_CHECK(a.y && a.pos, "rope: y and pos are required");
-  spec_ = rope_spec(ctx, s, a.bias != nullptr, a.freq != nullptr);
+  spec_ = rope_spec(ctx, s, bool(a.bias), bool(a.freq));
   const uint64_t row = uint64_t{s.heads} * s.head_dim;
   BQ_CHECK(a.y->size() >= row * s.m * 4 && a.pos->size() >= uint64_t{s.m} * 4,
            "rope: y needs {} bytes and pos {} (got {}, {})", row * s.m * 4, s.m * 4, a.y->size(), a.pos->size());
-  BQ_CHECK(!a.bias || a.bias->size() >= row * 4, "rope: the bias needs {} bytes", row * 4);
-  BQ_CHECK(!a.freq || a.freq->size() >= uint64_t{s.n_rot / 2} * 4, "rope: the freq factors need {} bytes",
+  BQ_CHECK(!a.bias || a.bias.bytes() >= row * 4, "rope: the bias needs {} bytes", row * 4);
+  BQ_CHECK(!a.freq || a.freq.bytes() >= uint64_t{s.n_rot / 2} * 4, "rope: the freq factors need {} bytes",
            s.n_rot / 2 * 4);
   const std::string key = spec_.key();
   kernel_ = &ctx.kernel(key, key, [&] { return rope_wgsl(spec_); });
   std::vector<gpu::Binding> bs = {{a.y}, {a.pos}};
-  if (a.bias) bs.push_back({a.bias});
-  if (a.freq) bs.push_back({a.freq});
+  if (a.bias) bs.push_back(a.bias);
+  if (a.freq) bs.push_back(a.freq);
   group_ = ctx.bind(*kernel_, bs);
   grid_ = gpu::wrap_workgroups((row / 2 * s.m + spec_.wg - 1) / spec_.wg, spec_.max_groups);
 }

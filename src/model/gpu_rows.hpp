@@ -21,7 +21,7 @@ class GpuRmsNorm {
  public:
   GpuRmsNorm() = default;
   // x, y: [m, n] f32 (distinct); w: [n] f32.
-  GpuRmsNorm(const gpu::Context& ctx, uint32_t n, uint32_t m, float eps, const gpu::Buffer& x, const gpu::Buffer& w,
+  GpuRmsNorm(const gpu::Context& ctx, uint32_t n, uint32_t m, float eps, const gpu::Buffer& x, gpu::Binding w,
              const gpu::Buffer& y);
   void record(gpu::Recorder& rec) const;
   const KernelSpec& spec() const { return spec_; }
@@ -49,8 +49,8 @@ struct GpuRopeShape {
 struct GpuRopeArgs {
   const gpu::Buffer* y = nullptr;     // [m, heads, head_dim] f32, in place
   const gpu::Buffer* pos = nullptr;   // [m] u32; 0xffffffff: a padding token, not rotated
-  const gpu::Buffer* bias = nullptr;  // [heads * head_dim] f32, or null
-  const gpu::Buffer* freq = nullptr;  // [n_rot / 2] f32 freq factors, or null
+  gpu::Binding bias;  // [heads * head_dim] f32, or none
+  gpu::Binding freq;  // [n_rot / 2] f32 freq factors, or none
 };
 
 // op Rope: n = heads, k = head_dim, m = tokens, hooks (mode, n_rot, base,

@@ -181,7 +181,7 @@ TEST(GpuRows, RmsNormMatchesTwin) {
   const gpu::Buffer bx = ctx.storage<float>(x, "x"), bw = ctx.storage<float>(w, "w");
   const std::vector<float> poison(x.size(), std::nanf(""));
   const gpu::Buffer by = ctx.storage<float>(poison, "y");
-  const GpuRmsNorm norm(ctx, n, m, 1e-5f, bx, bw, by);
+  const GpuRmsNorm norm(ctx, n, m, 1e-5f, bx, &bw, by);
   gpu::Recorder r(ctx);
   norm.record(r);
   r.submit();

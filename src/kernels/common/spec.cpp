@@ -19,6 +19,7 @@ std::string_view op_name(Op op) {
     case Op::Add: return "add";
     case Op::Copy: return "copy";
     case Op::SplitSum: return "split_sum";
+    case Op::Rows: return "rows";
   }
   return "?";
 }

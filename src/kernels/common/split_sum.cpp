@@ -53,14 +53,14 @@ std::string wgsl(const KernelSpec& s) {
 }
 
 Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const gpu::Buffer& part, const gpu::Buffer& y,
-                 const gpu::Buffer* bias, uint32_t m, uint32_t n) {
+                 gpu::Binding bias, uint32_t m, uint32_t n) {
   BQ_CHECK(spec.op == Op::SplitSum, "split_sum: spec {} is not a split sum", spec.key());
   const uint64_t need = partial_bytes(spec.splits, spec.hooks, m, n);
   BQ_CHECK(part.size() >= need, "split_sum {}: partials '{}' hold {} bytes, need {}", spec.key(), part.label(),
            part.size(), need);
   BQ_CHECK(y.size() >= uint64_t{m} * n * 4, "split_sum {}: y '{}' holds {} bytes, needs {}", spec.key(), y.label(),
            y.size(), uint64_t{m} * n * 4);
-  BQ_CHECK(!spec.hooks.bias || (bias && bias->size() >= uint64_t{n} * 4), "split_sum {}: the bias [{}] is missing",
+  BQ_CHECK(!spec.hooks.bias || (bias && bias.bytes() >= uint64_t{n} * 4), "split_sum {}: the bias [{}] is missing",
            spec.key(), n);
   Prepared p;
   const std::string label = spec.key();
@@ -69,7 +69,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const gpu::Buf
   p.params_ = ctx.create_buffer(sizeof(params), gpu::kUniform, label + ".params");
   ctx.upload<uint32_t>(p.params_, params);
   std::vector<gpu::Binding> b = {{&p.params_}, {&part}};
-  if (spec.hooks.bias) b.push_back({bias});
+  if (spec.hooks.bias) b.push_back(bias);
   b.push_back({&y});
   const bool uni[4] = {true, false, false, false};
   p.group_ = ctx.bind(*p.kernel_, b, std::span<const bool>(uni, b.size()));

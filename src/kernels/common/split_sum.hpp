@@ -30,7 +30,7 @@ class Prepared {
 
  private:
   friend Prepared prepare(const gpu::Context&, const KernelSpec&, const gpu::Buffer&, const gpu::Buffer&,
-                          const gpu::Buffer*, uint32_t, uint32_t);
+                          gpu::Binding, uint32_t, uint32_t);
   const gpu::Kernel* kernel_ = nullptr;
   gpu::Buffer params_;
   gpu::BindGroup group_;
@@ -40,7 +40,7 @@ class Prepared {
 // part: the producer's partials (partial_bytes); y: [m, n] f32; bias: [n]
 // when the hooks have one. Throws blockq::Error on short buffers.
 Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const gpu::Buffer& part, const gpu::Buffer& y,
-                 const gpu::Buffer* bias, uint32_t m, uint32_t n);
+                 gpu::Binding bias, uint32_t m, uint32_t n);
 
 // The twin's order for one output: v = p[0]; v = v + p[1]; ... (f32).
 inline float sum_slices(std::span<const float> p) {

@@ -41,11 +41,11 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
     const uint32_t params[4] = {c.row0, c.rows, args.m, spec.n};
     p.params_.push_back(ctx.create_buffer(sizeof(params), gpu::kUniform, label + ".params"));
     ctx.upload<uint32_t>(p.params_.back(), params);
-    std::vector<gpu::Binding> b = {{&p.params_.back()}, {args.x}, {&c.main}};
-    if (side) b.push_back({&c.side});
+    std::vector<gpu::Binding> b = {{&p.params_.back()}, {args.x}, c.main.binding()};
+    if (side) b.push_back(c.side.binding());
     if (silu) {
-      b.push_back({&args.b->chunks[ci].main});
-      if (side) b.push_back({&args.b->chunks[ci].side});
+      b.push_back(args.b->chunks[ci].main.binding());
+      if (side) b.push_back(args.b->chunks[ci].side.binding());
     }
     b.push_back({args.y});
     std::vector<bool> uni(b.size(), false);

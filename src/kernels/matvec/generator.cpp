@@ -39,6 +39,8 @@ std::string fmt_file(const WeightKind& kind) {
   return "";
 }
 
+}  // namespace
+
 std::string format_snippet(const KernelSpec& s, const std::string& w) {
   const std::string file = "kernels/matvec/fmt/" + fmt_file(s.weight);
   Template t(wgsl_file(file), file);
@@ -72,6 +74,10 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   }
   return t.render();
 }
+
+std::string decode_helpers() { return std::string(wgsl_file("kernels/matvec/fmt/helpers.wgsl")); }
+
+namespace {
 
 // Accumulator of weight w, token t: one scalar each, so nothing is indexed
 // at run time.
@@ -297,6 +303,22 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // Batched tokens reuse each x read for several rows (workgroup-memory reads
   // of x, not weights, bound the batched kernel).
   s.rpl = opt.rpl.value_or(batched ? 2 : 1);
+  // Many short rows (an lm_head: 49152 x 960, 128256 x 2048): with 16 or 32
+  // lanes a row, each lane decodes only 1 to 4 units, and the reduction and
+  // staging dominate. A single token then gives each lane about 8 units (at
+  // least 4 lanes a row) and 2 rows per lane group, while n alone fills the
+  // grid. H200, old and new plans timed in one sweep, twice
+  // (docs/perf/2026-12-01-session4-h200.md): q8_0 49152 x 960 29.0 -> 23.5
+  // us, q8_0 128256 x 2048 114 -> 82.5, q4_0 104 -> 73.3, q4_K 138 -> 106,
+  // q6_K 137 -> 116, f16 156 -> 134.
+  constexpr uint32_t kManyRows = 16384;
+  if (!batched && !opt.tpr && !opt.rpl && n >= kManyRows) {
+    const uint32_t lane_tpr = std::max<uint32_t>(4, pow2_floor(std::max<uint32_t>(1, upr / 8)));
+    if (lane_tpr < s.tpr) {
+      s.tpr = lane_tpr;
+      s.rpl = 2;
+    }
+  }
   BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
   // Small problems (a 360M model's 960 x 960) leave most of a large GPU idle
   // with wide workgroups: the time of a matvec is the time of one workgroup
@@ -411,6 +433,7 @@ std::string wgsl(const KernelSpec& s) {
   t.set("SHARED_EXTRA", s.features.subgroups ? "var<workgroup> sg_count: atomic<u32>;" : "");
   std::string fmt_code = format_snippet(s, "A");
   if (weights(s) == 2) fmt_code += "\n" + format_snippet(s, "B");
+  t.set("HELPERS", decode_helpers());
   t.set("FORMAT", fmt_code);
 
   std::string hooks;

@@ -43,6 +43,13 @@ uint32_t shared_bytes(const KernelSpec& spec);
 
 std::string wgsl(const KernelSpec& spec);
 
+// The WGSL every reader of the matvec layout shares: the decode helpers
+// (W8, mag4, ...) and the format snippet of spec.weight (load{w}, chunk{w},
+// scale{w}, min{w}) over bindings main{w} / side{w}; uses the constants UPR
+// and GROUP and the uniform params.side_off.
+std::string decode_helpers();
+std::string format_snippet(const KernelSpec& spec, const std::string& w);
+
 // Workgroups for a chunk of `rows` rows (z = token chunks).
 gpu::Grid grid(const KernelSpec& spec, uint32_t rows);
 

@@ -12,6 +12,7 @@
 
 #include "kernels/matvec/op.hpp"
 #include "kernels/matvec/raw.hpp"
+#include "kernels/matvec/test_weights.hpp"
 #include "kernels/matvec/twin.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
@@ -19,71 +20,11 @@
 
 using namespace blockq;
 using namespace blockq::matvec;
+using namespace blockq::matvec::test;
 using blockq::testing_support::test_context;
 namespace ts = blockq::testing_support;
 
 namespace {
-
-struct Kind {
-  std::string name;
-  WeightKind kind;
-  uint32_t block;  // smallest k
-};
-
-std::vector<Kind> all_kinds() {
-  std::vector<Kind> v;
-  for (Format f : kAllFormats) {
-    WeightKind w;
-    w.format = f;
-    uint32_t block = std::max<uint32_t>(32, traits(f).block_elems);
-    v.push_back({std::string(traits(f).name), w, block});
-  }
-  for (uint8_t bits : {4, 8})
-    for (bool zp : {false, true}) {
-      WeightKind w;
-      w.onnx = true;
-      w.bits = bits;
-      w.block_size = 32;
-      w.zero_points = zp;
-      v.push_back({w.name(), w, 32});
-    }
-  WeightKind w16;
-  w16.onnx = true;
-  w16.bits = 4;
-  w16.block_size = 16;
-  w16.zero_points = true;
-  v.push_back({w16.name(), w16, 16});
-  return v;
-}
-
-// Owns the bytes a HostWeight points to.
-struct OwnedWeight {
-  std::vector<uint8_t> ggml;
-  OnnxBlockMatrix onnx;
-  HostWeight host;
-};
-
-OwnedWeight make_weight(const WeightKind& kind, uint32_t n, uint32_t k, uint32_t seed) {
-  OwnedWeight o;
-  auto vals = ts::random_normal(size_t{n} * k, seed, 0.f, 0.5f);
-  o.host.kind = kind;
-  o.host.n = n;
-  o.host.k = k;
-  if (kind.onnx) {
-    o.onnx = onnx_quantize(vals, n, k, kind.bits, kind.block_size,
-                           kind.zero_points ? OnnxQuantMode::Asymmetric : OnnxQuantMode::Symmetric);
-  } else {
-    o.ggml = quantize(kind.format, vals);
-  }
-  return o;
-}
-
-void fix(OwnedWeight& o) {
-  if (o.host.kind.onnx)
-    o.host.onnx = &o.onnx;
-  else
-    o.host.ggml = o.ggml;
-}
 
 struct Case {
   Kind kind;
@@ -396,6 +337,36 @@ TEST(Matvec, PlanFollowsTheLimits) {
   Limits sw{256, 16384, 65535, 4, 4};
   auto w = plan(sw, q8, 960, 960, 1, {}, {});
   EXPECT_LE(w.tpr, 4u);  // never more lanes per row than the smallest subgroup
+  // Many short rows at batch 1 (an lm_head): about 8 units a lane, 2 rows per
+  // lane group; the 8B shapes and batches keep their plan.
+  auto lm = plan(nv, q8, 49152, 960, 1, {}, {});
+  EXPECT_EQ(lm.tpr, 4u);
+  EXPECT_EQ(lm.rpl, 2u);
+  auto lm2 = plan(nv, q8, 128256, 2048, 1, {}, {});
+  EXPECT_EQ(lm2.tpr, 8u);
+  EXPECT_EQ(lm2.rpl, 2u);
+  EXPECT_EQ(g.rpl, 1u);
+  EXPECT_EQ(plan(nv, q8, 49152, 960, 8, {}, {}).tpr, 16u);
+}
+
+TEST(Matvec, ManyShortRowsPlanMatchesTwin) {
+  // The batch-1 plan for many short rows (4 lanes a row, 2 rows per lane
+  // group), on the portable reduction and, where the adapter has them, subgroups.
+  auto kinds = all_kinds();
+  uint32_t seed = 1700;
+  for (int i : {7, 3, 8})  // q8_0, q4_0, q4_K
+    for (bool sg : {false, true}) {
+      Case c{kinds[i], hook("rmsnorm"), 16390u, 1024u, 1, {}};
+      c.opt.subgroups = sg;
+      const KernelSpec spec = plan(test_context(), c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
+      if (!sg) {
+        EXPECT_EQ(spec.rpl, 2u) << spec.key();
+        EXPECT_LE(spec.tpr, 8u) << spec.key();
+      }
+      auto e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " " << spec.key();
+      EXPECT_LT(e.vs_ref, 5e-4) << kinds[i].name << " " << spec.key();
+    }
 }
 
 TEST(Matvec, BadShapesAreClearErrors) {

@@ -9,7 +9,7 @@ namespace blockq::matvec {
 
 uint64_t Weights::bytes() const {
   uint64_t b = 0;
-  for (const auto& c : chunks) b += c.main.size() + (c.side ? c.side.size() : 0);
+  for (const auto& c : chunks) b += c.main.size + c.side.size;
   return b;
 }
 
@@ -31,6 +31,11 @@ Weights upload(const gpu::Context& ctx, const HostWeight& w, const std::string& 
   out.k = w.k;
   out.label = label;
   (void)ui;
+  gpu::Arena* arena = opt.arena;
+  if (!arena) {
+    out.own = std::make_unique<gpu::Arena>(ctx, label);
+    arena = out.own.get();
+  }
   for (uint32_t r0 = 0; r0 < w.n; r0 += static_cast<uint32_t>(rows)) {
     const uint32_t cr = static_cast<uint32_t>(std::min<uint64_t>(rows, w.n - r0));
     Packed p = pack_rows(w, r0, cr);
@@ -38,13 +43,14 @@ Weights upload(const gpu::Context& ctx, const HostWeight& w, const std::string& 
     c.row0 = r0;
     c.rows = cr;
     const std::string cl = out.chunks.empty() && cr == w.n ? label : fmt::format("{}[{}:{}]", label, r0, r0 + cr);
-    c.main = ctx.storage<uint32_t>(p.main, cl + ".main");
-    if (!p.side.empty()) c.side = ctx.storage<uint32_t>(p.side, cl + ".side");
+    c.main = arena->put<uint32_t>(p.main, cl + ".main");
+    if (!p.side.empty()) c.side = arena->put<uint32_t>(p.side, cl + ".side");
     const uint32_t params[4] = {r0, cr, p.side_off, 0};
     c.params = ctx.create_buffer(sizeof(params), gpu::kUniform, cl + ".params");
     ctx.upload<uint32_t>(c.params, params);
     out.chunks.push_back(std::move(c));
   }
+  if (out.own) out.own->flush();
   return out;
 }
 
@@ -85,20 +91,30 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
     std::vector<bool> uniform_flags;
     for (Role r : roles) {
       const gpu::Buffer* buf = nullptr;
+      const gpu::Slice* slice = nullptr;
+      const gpu::Binding* slice_or = nullptr;  // a buffer range
       switch (r) {
         case Role::Params: buf = &c.params; break;
         case Role::X: buf = args.x; break;
-        case Role::MainA: buf = &c.main; break;
-        case Role::SideA: buf = &c.side; break;
-        case Role::MainB: buf = &args.b->chunks[ci].main; break;
-        case Role::SideB: buf = &args.b->chunks[ci].side; break;
-        case Role::NormW: buf = args.norm_w; break;
-        case Role::Bias: buf = args.bias; break;
+        case Role::MainA: slice = &c.main; break;
+        case Role::SideA: slice = &c.side; break;
+        case Role::MainB: slice = &args.b->chunks[ci].main; break;
+        case Role::SideB: slice = &args.b->chunks[ci].side; break;
+        case Role::NormW: slice_or = &args.norm_w; break;
+        case Role::Bias: slice_or = &args.bias; break;
         case Role::Pos: buf = args.pos; break;
         case Role::Y: buf = out; break;
       }
-      BQ_CHECK(buf && *buf, "matvec {}: a buffer for binding {} is missing", label, b.size());
-      b.push_back({buf});
+      if (slice_or) {
+        BQ_CHECK(*slice_or, "matvec {}: a buffer for binding {} is missing", label, b.size());
+        b.push_back(*slice_or);
+      } else if (slice) {
+        BQ_CHECK(*slice, "matvec {}: weight data for binding {} is missing", label, b.size());
+        b.push_back(slice->binding());
+      } else {
+        BQ_CHECK(buf && *buf, "matvec {}: a buffer for binding {} is missing", label, b.size());
+        b.push_back({buf});
+      }
       uniform_flags.push_back(r == Role::Params);
     }
     std::unique_ptr<bool[]> flags(new bool[uniform_flags.size()]);

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
 #include <optional>
 
+#include "gpu/arena.hpp"
 #include "gpu/context.hpp"
 #include "gpu/recorder.hpp"
 #include "kernels/common/split_sum.hpp"
@@ -16,21 +18,28 @@
 
 namespace blockq::matvec {
 
+// A weight in the matvec layout, in slices of a GPU arena: the caller's
+// (a model's, shared by all its tensors) or its own.
 struct Weights {
   WeightKind kind;
   uint32_t n = 0, k = 0;
   std::string label;
   struct Chunk {
     uint32_t row0 = 0, rows = 0;
-    gpu::Buffer main, side, params;  // params: uniform {row0, rows, side_off, 0}
+    gpu::Slice main, side;  // side empty for formats without one
+    gpu::Buffer params;     // uniform {row0, rows, side_off, 0}
   };
   std::vector<Chunk> chunks;
+  std::unique_ptr<gpu::Arena> own;  // the arena of a weight uploaded alone
   uint64_t bytes() const;  // main + side bytes on the device
 };
 
 struct UploadOptions {
   uint32_t row_granularity = 256;  // chunk rows are a multiple (keep RPW and head_dim | it)
   uint64_t max_chunk_bytes = 0;    // 0: the binding / buffer limit
+  // Where the chunks go: this arena, which the caller flushes before binding
+  // the weight; nullptr: an arena of the weight's own, flushed on return.
+  gpu::Arena* arena = nullptr;
 };
 
 // Repacks and uploads w; a weight past the binding limit is split by rows.
@@ -42,8 +51,8 @@ struct Args {
   const Weights* b = nullptr;      // SiluGate: up
   const gpu::Buffer* x = nullptr;  // [m, k] f32
   const gpu::Buffer* y = nullptr;  // [m, n] f32
-  const gpu::Buffer* norm_w = nullptr;  // [k] f32 (RmsNorm)
-  const gpu::Buffer* bias = nullptr;    // [n] f32
+  gpu::Binding norm_w;                  // [k] f32 (RmsNorm): a buffer or an arena slice
+  gpu::Binding bias;                    // [n] f32
   const gpu::Buffer* pos = nullptr;     // [m] u32 (RoPE)
 };
 
