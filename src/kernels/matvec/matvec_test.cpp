@@ -346,7 +346,15 @@ TEST(Matvec, PlanFollowsTheLimits) {
   EXPECT_EQ(lm2.tpr, 8u);
   EXPECT_EQ(lm2.rpl, 2u);
   EXPECT_EQ(g.rpl, 1u);
-  EXPECT_EQ(plan(nv, q8, 49152, 960, 8, {}, {}).tpr, 16u);
+  auto b8 = plan(nv, q8, 4096, 14336, 8, {}, {});
+  EXPECT_EQ(b8.tpr, 16u);
+  EXPECT_EQ(b8.tokens, 4u);
+  // A batch over short rows: 8 lanes a row, 8 tokens per workgroup.
+  auto sb = plan(nv, q8, 14336, 4096, 8, {}, {});
+  EXPECT_EQ(sb.tpr, 8u);
+  EXPECT_EQ(sb.tokens, 8u);
+  EXPECT_EQ(sb.rpl, 2u);
+  EXPECT_EQ(plan(nv, q8, 2560, 960, 8, {}, {}).tpr, 16u) << "a small grid keeps 16 lanes a row";
 }
 
 TEST(Matvec, ManyShortRowsPlanMatchesTwin) {
