@@ -77,9 +77,9 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
              a.model.empty() ? a.preset + " " + a.type : std::string("file"), c.n_embd, c.n_layer, c.n_vocab,
              load_s);
   fmt::print("adapter    {}{}\n", ctx.adapter().name(), ctx.low_end() ? " (low-end limits)" : "");
-  fmt::print("memory     {:.1f} MiB on the GPU (weights {:.1f} in {} buffers, KV cache "
+  fmt::print("memory     {:.1f} MiB on the GPU (weights {:.1f} in {} buffer{}, KV cache "
              "{:.1f} in {} for {} positions, activations {:.1f})\n",
-             double(mem.total()) / (1 << 20), double(mem.weights) / (1 << 20), mem.weight_buffers,
+             double(mem.total()) / (1 << 20), double(mem.weights) / (1 << 20), mem.weight_buffers, mem.weight_buffers == 1 ? "" : "s",
              double(mem.kv_cache) / (1 << 20), model::kv_type_name(m.kv_type()), m.n_ctx(),
              double(mem.activations) / (1 << 20));
   fmt::print("prompt     {} tokens, {:.1f} tokens/s ({})\n", a.n_prompt, a.n_prompt / pp,

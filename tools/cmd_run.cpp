@@ -52,11 +52,11 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   const auto& mem = m.memory();
   std::fprintf(stderr,
                "%s: %s, n_embd %u, %u layers, %u/%u heads, vocab %u on %s; loaded in %.2f s, GPU memory "
-               "%.1f MiB (weights %.1f in %u buffers, KV cache %.1f in %s for %u positions, "
+               "%.1f MiB (weights %.1f in %u buffer%s, KV cache %.1f in %s for %u positions, "
                "activations %.1f)\n",
                path.c_str(), c.arch_name.c_str(), c.n_embd, c.n_layer, c.n_head, c.n_head_kv, c.n_vocab,
                ctx.adapter().name().c_str(), secs(clock::now() - t_load), double(mem.total()) / (1 << 20),
-               double(mem.weights) / (1 << 20), mem.weight_buffers,
+               double(mem.weights) / (1 << 20), mem.weight_buffers, mem.weight_buffers == 1 ? "" : "s",
                double(mem.kv_cache) / (1 << 20), model::kv_type_name(m.kv_type()), m.n_ctx(),
                double(mem.activations) / (1 << 20));
 
