@@ -280,12 +280,14 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   const bool big_unit = ui.unit >= 128;
   const uint32_t long_k_tpr = ui.kp >= 32 * 256 || n <= 4096 ? 32 : 16;
   // A batch over many short rows (at most 128 units, e.g. k = 4096, and
-  // n >= 8192, so the grid still has about 64 workgroups or more): 8 lanes a
+  // n >= 12288, so the grid keeps about 100 workgroups or more; only 14336
+  // rows were measured, and grid size decides: see the batch-1 case in the
+  // same record, where 8192 rows preferred the old plan): 8 lanes a
   // row and all 8 tokens in one workgroup, so each weight is read once. H200
   // at batch 8 (docs/perf/2026-12-01-session4-h200.md), 14336 x 4096: q8_0
   // 93.1 -> 71.2 us, q4_0 88.9 -> 71.5, q4_K 134.2 -> 98.5, f16 111 -> 74;
   // but 2560 x 960 (20 workgroups) went from 9.3 to 19.8 us, hence the bound on n.
-  const bool short_batch = batched && !big_unit && upr <= 128 && n >= 8192;
+  const bool short_batch = batched && !big_unit && upr <= 128 && n >= 12288;
   s.tpr = opt.tpr.value_or(
       std::min<uint32_t>(short_batch ? 8 : batched || big_unit ? 16 : long_k_tpr, pow2_floor(upr)));
   if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
