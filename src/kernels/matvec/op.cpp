@@ -90,9 +90,9 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
     std::vector<gpu::Binding> b;
     std::vector<bool> uniform_flags;
     for (Role r : roles) {
-      const gpu::Buffer* buf = nullptr;
-      const gpu::Slice* slice = nullptr;
-      const gpu::Binding* slice_or = nullptr;  // a buffer range
+      const gpu::Buffer* buf = nullptr;     // a whole buffer (activations, params)
+      const gpu::Slice* slice = nullptr;    // weight data in an arena
+      const gpu::Binding* range = nullptr;  // a buffer or an arena slice (norm weights, bias)
       switch (r) {
         case Role::Params: buf = &c.params; break;
         case Role::X: buf = args.x; break;
@@ -100,14 +100,14 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
         case Role::SideA: slice = &c.side; break;
         case Role::MainB: slice = &args.b->chunks[ci].main; break;
         case Role::SideB: slice = &args.b->chunks[ci].side; break;
-        case Role::NormW: slice_or = &args.norm_w; break;
-        case Role::Bias: slice_or = &args.bias; break;
+        case Role::NormW: range = &args.norm_w; break;
+        case Role::Bias: range = &args.bias; break;
         case Role::Pos: buf = args.pos; break;
         case Role::Y: buf = out; break;
       }
-      if (slice_or) {
-        BQ_CHECK(*slice_or, "matvec {}: a buffer for binding {} is missing", label, b.size());
-        b.push_back(*slice_or);
+      if (range) {
+        BQ_CHECK(*range, "matvec {}: a buffer for binding {} is missing", label, b.size());
+        b.push_back(*range);
       } else if (slice) {
         BQ_CHECK(*slice, "matvec {}: weight data for binding {} is missing", label, b.size());
         b.push_back(slice->binding());
