@@ -90,7 +90,7 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
 // opts: {"formats": [..], "shapes": [[n, k], ..], "ms": [..], "samples": int,
 // "retune": bool, "fma_groups": int, "fma_iters": int, "crossover": bool,
 // "crossover_shape": [n, k], "progress": bool, "sweep": bool}.
-// Returns {"device", "fma_tflops", "timestamps", "rows": [..], "crossover": {..},
+// Returns {"device", "fma_tflops", "dot4_tops", "timestamps", "rows": [..], "crossover": {..},
 // "matmul_check": {..}} (the last two with "crossover").
 nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
   nlohmann::json out;
@@ -98,6 +98,9 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
   const auto peak = measure_fma_peak(ctx, opts.at("fma_groups").get<uint32_t>(), opts.at("fma_iters").get<uint32_t>());
   out["fma_tflops"] = peak.tflops;
   out["timestamps"] = peak.gpu_timestamps;
+  // Packed int8 dot products, for reference: native or polyfilled on this adapter.
+  out["dot4_tops"] =
+      measure_dot4_peak(ctx, opts.at("fma_groups").get<uint32_t>(), opts.at("fma_iters").get<uint32_t>()).tflops;
   out["rows"] = nlohmann::json::array();
   const bool progress = opts.value("progress", false);
   if (progress)

@@ -35,7 +35,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     std::string formats = "q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16,onnx4,onnx8zp";
     std::string shapes = "49152x960,2560x960,14336x4096,4096x14336";
     std::string batches = "1,8";
-    std::string sweep;  // e.g. "wg=128,256;tpr=16,32;unroll=1,2,4;rpl=1,2;sg=0,1"
+    std::string sweep;  // e.g. "wg=128,256;tpr=16,32;unroll=1,2,4;rpl=1,2;sg=0,1;i8=0,1"
     bool json = false, quick = false, rows = false;
     int samples = 15;
     uint64_t bw_bytes = 1ull << 30;
@@ -46,7 +46,8 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
   mv->add_option("--formats", o.formats, "Comma-separated formats");
   mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
-  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..");
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1 "
+                  "(i8=1: int8 activations)");
   mv->add_option("--samples", o.samples, "Timed passes per case (median)");
   mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   mv->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
@@ -112,6 +113,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "splits") n.splits = u;
           else if (key == "sg") n.subgroups = u != 0;
           else if (key == "tile") n.max_tile = u;
+          else if (key == "i8") n.int8 = u != 0;
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

@@ -104,8 +104,9 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
       fmt::print("{}\n", res.dump(1));
       return;
     }
-    fmt::print("\ndevice {} | f32 FMA {:.3f} TFLOP/s ({})\n", res["device"].get<std::string>(),
-               res["fma_tflops"].get<double>(), res["timestamps"].get<bool>() ? "timestamp queries" : "wall clock");
+    fmt::print("\ndevice {} | f32 FMA {:.3f} TFLOP/s | packed int8 dot {:.3f} Tops ({})\n",
+               res["device"].get<std::string>(), res["fma_tflops"].get<double>(), res["dot4_tops"].get<double>(),
+               res["timestamps"].get<bool>() ? "timestamp queries" : "wall clock");
     if (o.sweep) {
       print_sweep(res);
       return;

@@ -48,7 +48,8 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
                     {.n_ctx = uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)), .progress = true, .batch = a.load.batch,
                      .crossover = a.load.crossover >= 0 ? std::optional<uint32_t>(a.load.crossover) : std::nullopt,
                      .kv_type = model::kv_type_from_name(a.load.kv_type),
-                     .fuse_qkv = !a.no_fuse_qkv});
+                     .fuse_qkv = !a.no_fuse_qkv,
+                     .int8_activations = a.load.int8_activations});
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
 

@@ -366,6 +366,9 @@ Context Context::create(const ContextOptions& requested) {
     ctx.features_.subgroup_matrix |= f == WGPUFeatureName_ChromiumExperimentalSubgroupMatrix;
   }
   wgpuSupportedFeaturesFreeMembers(df);
+  ctx.features_.packed_dot4 = wgpuInstanceHasWGSLLanguageFeature(
+      ctx.instance_.get(), WGPUWGSLLanguageFeatureName_Packed4x8IntegerDotProduct);
+  if (ctx.features_.packed_dot4) ctx.features_.names.push_back("wgsl:packed_4x8_integer_dot_product");
   if (!ctx.features_.subgroups) ctx.adapter_.subgroup_min = ctx.adapter_.subgroup_max = 0;
   ctx.check("device creation");
   return ctx;

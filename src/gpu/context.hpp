@@ -53,6 +53,9 @@ struct Features {
   bool timestamp = false;
   bool shader_f16 = false;
   bool subgroup_matrix = false;
+  // WGSL's packed_4x8_integer_dot_product language feature (dot4I8Packed,
+  // pack4xI8), an instance fact rather than a device feature.
+  bool packed_dot4 = false;
   std::vector<std::string> names;  // WebGPU's names, as the device reports
 };
 

@@ -120,6 +120,9 @@ enum WGPUFeatureName : uint32_t {
   WGPUFeatureName_SubgroupsF16 = 0x00050008,
   WGPUFeatureName_ChromiumExperimentalSubgroupMatrix = 0x00050038,
 };
+enum WGPUWGSLLanguageFeatureName : uint32_t {
+  WGPUWGSLLanguageFeatureName_Packed4x8IntegerDotProduct = 0x00000002,
+};
 enum WGPUQueryType : uint32_t { WGPUQueryType_Occlusion = 1, WGPUQueryType_Timestamp = 2 };
 
 constexpr WGPUBufferUsage WGPUBufferUsage_MapRead = 0x1;
@@ -423,6 +426,7 @@ WGPUWaitStatus wgpuInstanceWaitAny(WGPUInstance instance, size_t futureCount,
                                    WGPUFutureWaitInfo* futures, uint64_t timeoutNS);
 void wgpuInstanceProcessEvents(WGPUInstance instance);
 void wgpuInstanceRelease(WGPUInstance instance);
+WGPUBool wgpuInstanceHasWGSLLanguageFeature(WGPUInstance instance, WGPUWGSLLanguageFeatureName feature);
 
 WGPUStatus wgpuAdapterGetInfo(WGPUAdapter adapter, WGPUAdapterInfo* info);
 void wgpuAdapterInfoFreeMembers(WGPUAdapterInfo info);

@@ -83,7 +83,7 @@ void GpuModel::Impl::prepare_single() {
   silu.epilogue = Epilogue::SiluGate;
   auto mv = [&](const matvec::Weights& w, const Hooks& hk, matvec::Args a) {
     a.a = &w;
-    return Proj{matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, 1, hk), a)};
+    return Proj{matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, 1, hk, mv_options(w)), a)};
   };
   const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, 1, kv_format(opt.kv_type)};
   GpuAttentionShape shape_qkv = shape;
@@ -118,7 +118,7 @@ void GpuModel::Impl::prepare_single() {
     L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = Ly.ffn_norm});
     L.pdown = mv(Ly.wd, acc, {.x = &ff, .y = &x});
   }
-  plm[0] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm),
+  plm[0] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm, mv_options(w_out)),
                            {.a = &w_out, .x = &x, .y = &logits, .norm_w = out_norm});
 }
 
@@ -191,7 +191,7 @@ void GpuModel::Impl::prepare_batch() {
   Hooks norm;
   norm.prologue = Prologue::RmsNorm;
   norm.eps = cfg.rms_eps;
-  plm[1] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm),
+  plm[1] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm, mv_options(w_out)),
                            {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = out_norm});
 }
 

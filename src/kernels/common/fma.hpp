@@ -20,4 +20,9 @@ struct FmaPeak {
 // wants far less (e.g. 32 groups, 64 rounds).
 FmaPeak measure_fma_peak(const gpu::Context& ctx, uint32_t groups = 8192, uint32_t iters = 1024);
 
+// The same for packed int8 dot products (WGSL dot4I8Packed): tflops counts
+// 8 integer ops (4 multiply-adds) per dot. It tells a native instruction
+// (above the f32 FMA rate) from a polyfill (far below it).
+FmaPeak measure_dot4_peak(const gpu::Context& ctx, uint32_t groups = 8192, uint32_t iters = 1024);
+
 }  // namespace blockq

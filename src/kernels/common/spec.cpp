@@ -42,6 +42,7 @@ std::string KernelSpec::key() const {
   if (features.subgroups) s += ".sg";
   if (features.f16) s += ".f16";
   if (features.subgroup_matrix) s += ".sgmat";
+  if (features.dot4) s += ".i8";
   s += fmt::format(".{}{}", pro[static_cast<int>(hooks.prologue)], epi[static_cast<int>(hooks.epilogue)]);
   if (hooks.bias) s += "+bias";
   if (hooks.prologue == Prologue::RmsNorm) s += fmt::format(".eps{:g}", hooks.eps);

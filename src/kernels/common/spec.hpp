@@ -50,6 +50,9 @@ struct FeatureSet {
   bool subgroups = false;
   bool f16 = false;
   bool subgroup_matrix = false;
+  // int8 activations: x quantized per block of 32 (ggml's q8 activations),
+  // products summed by WGSL's dot4I8Packed (matvec).
+  bool dot4 = false;
   bool operator==(const FeatureSet&) const = default;
 };
 

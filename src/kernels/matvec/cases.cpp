@@ -115,6 +115,9 @@ void read_options(Mv& c, const contract::json& o) {
   opt_u32("unroll", c.opt.unroll);
   opt_u32("rpl", c.opt.rpl);
   opt_u32("max_tile", c.opt.max_tile);
+  const std::string act = o.value("activations", std::string("f32"));
+  BQ_CHECK(act == "f32" || act == "int8", "case {}: activations '{}' is neither f32 nor int8", c.name, act);
+  if (act == "int8") c.opt.int8 = true;
   const int64_t mcb = o.value("max_chunk_bytes", int64_t{0});
   BQ_CHECK(mcb >= 0, "case {}: max_chunk_bytes {} is negative", c.name, mcb);
   c.uo.max_chunk_bytes = uint64_t(mcb);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/matvec/int8.hpp"
 #include "kernels/matvec/layout.hpp"
 #include "util/embedded_wgsl.hpp"
 #include "util/error.hpp"
@@ -72,7 +73,12 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
     }
     t.set("ZP_CODE", code).set("ZP_DOC", doc);
   }
-  return t.render();
+  std::string out = t.render();
+  if (s.features.dot4) {
+    const std::string file8 = "kernels/matvec/fmt/i8/" + fmt_file(s.weight);
+    out += "\n" + Template(wgsl_file(file8), file8).set("W", w).render();
+  }
+  return out;
 }
 
 std::string decode_helpers() { return std::string(wgsl_file("kernels/matvec/fmt/helpers.wgsl")); }
@@ -242,6 +248,7 @@ Limits limits_of(const gpu::Context& ctx) {
   l.invocations = ctx.limits().maxComputeInvocationsPerWorkgroup;
   l.shared = ctx.limits().maxComputeWorkgroupStorageSize;
   l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
+  l.dot4 = ctx.features().packed_dot4;
   if (ctx.features().subgroups) {
     l.subgroup_min = ctx.adapter().subgroup_min;
     l.subgroup_max = ctx.adapter().subgroup_max;
@@ -269,6 +276,12 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   s.max_groups = lim.max_groups;
   const bool sg_ok = lim.subgroup_min > 0 && lim.subgroup_max >= lim.subgroup_min;
   s.features.subgroups = opt.subgroups.value_or(sg_ok) && sg_ok;
+  s.features.dot4 = opt.int8.value_or(false);
+  BQ_CHECK(!s.features.dot4 || int8_supported(kind), "matvec {}: no int8-activation path for this format",
+           kind.name());
+  BQ_CHECK(!s.features.dot4 || lim.dot4,
+           "matvec {}: int8 activations need WGSL's packed_4x8_integer_dot_product, which this adapter lacks",
+           kind.name());
   const uint32_t upr = ui.kp / ui.unit;
   // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup won
   // at batch 1 on the 8B shapes, with 32 lanes per row for k = 14336 or
@@ -329,6 +342,44 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
       s.rpl = 2;
     }
   }
+  // int8 activations: reading x costs less than decoding f32 did, so sharing
+  // each x read among more rows pays (H200 sweeps with the plans below
+  // against the f32 ones, docs/perf/2026-12-01-session5-h200.md).
+  //  - Batch 1, n >= 12288: 2 rows per lane group (14336 x 4096: q8_0 23.6 ->
+  //    20.5 us, q4_0 18.6 -> 14.3, q4_K 25.8 -> 21.0).
+  //  - Batch 1, Q6_K's 128-element units: 256 invocations, 16 lanes (8 for
+  //    n > 4096) and 2 rows (4096 x 14336: 30.2 -> 23.7 us; 14336 x 4096:
+  //    34.7 -> 22.2).
+  //  - Batches, n >= 4096, while the grid keeps 96 workgroups or more: 512
+  //    invocations, 4 rows per lane group and 4 tokens per workgroup, 32 lanes
+  //    for rows of 256 units or more, else 8 (14336 x 4096: q8_0 42.3 -> 32.9
+  //    us, q4_0 42.4 -> 32.7, q4_K 68.5 -> 58.9; 4096 x 14336: q4_0 43.2 ->
+  //    39.9, q4_K 78.5 -> 70.8). Q6_K keeps the f32 batch plan (not swept).
+  if (s.features.dot4) {
+    const uint32_t sg_tpr = s.features.subgroups ? pow2_floor(lim.subgroup_min) : 1u << 30;
+    const uint32_t sg_wg = s.features.subgroups ? pow2_floor(lim.subgroup_max) *
+                                                      (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1)
+                                                : 1u;
+    if (!batched && big_unit) {
+      if (!opt.tpr) s.tpr = std::min({n <= 4096 ? 16u : 8u, pow2_floor(upr), sg_tpr});
+      if (!opt.rpl) s.rpl = 2;
+      if (!opt.wg) s.wg = std::max({std::min<uint32_t>(256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
+    } else if (!batched && !opt.rpl && !opt.tpr && n >= 12288 && s.rpl == 1) {
+      s.rpl = 2;
+    } else if (batched && !big_unit && n >= 4096) {
+      const uint32_t tpr = opt.tpr.value_or(std::min({upr >= 256 ? 32u : 8u, pow2_floor(upr), sg_tpr}));
+      const uint32_t rpl = opt.rpl.value_or(4), tokens = std::min(opt.tokens.value_or(4), m);
+      const uint32_t wg = opt.wg.value_or(std::max({std::min<uint32_t>(512, max_inv), tpr * (rope ? 2 : 1), sg_wg}));
+      const uint64_t rpw = uint64_t{wg} / tpr * rpl;
+      if ((n + rpw - 1) / rpw * ((m + tokens - 1) / tokens) >= 96) {
+        s.tpr = tpr;
+        s.rpl = rpl;
+        s.tokens = tokens;
+        s.wg = wg;
+      }
+    }
+    BQ_CHECK(s.wg <= max_inv && s.wg % s.tpr == 0, "matvec: int8 plan WG {} TPR {} past the limits", s.wg, s.tpr);
+  }
   BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
   // Small problems (a 360M model's 960 x 960) leave most of a large GPU idle
   // with wide workgroups: the time of a matvec is the time of one workgroup
@@ -356,7 +407,8 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   while (true) {
     s.tile = 0;
     const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
-    int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * (ui.unit + 4) * 4) * ui.unit : 0;
+    const int64_t unit_bytes = s.features.dot4 ? ui.unit * 11 / 8 : (ui.unit + 4) * 4;
+    int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * unit_bytes) * ui.unit : 0;
     tile = std::min<int64_t>(tile, int64_t{ups} * ui.unit);
     if (opt.max_tile) tile = std::min<int64_t>(tile, *opt.max_tile / ui.unit * ui.unit);
     if (tile >= ui.unit) {
@@ -394,7 +446,9 @@ std::vector<Role> bindings(const KernelSpec& s) {
 uint32_t shared_bytes(const KernelSpec& s) {
   const bool red = !s.features.subgroups || s.hooks.prologue == Prologue::RmsNorm;
   const uint32_t unit = unit_info(s.weight, s.k).unit;
-  const uint32_t tile_bytes = s.tile / unit * (unit + 4) * 4;  // one padding vec4 per unit
+  // f32: one padding vec4 per unit; int8: a code byte per element, an f32
+  // scale per 32 and an i32 code sum per 16.
+  const uint32_t tile_bytes = s.features.dot4 ? s.tile * 11 / 8 : s.tile / unit * (unit + 4) * 4;
   return s.tokens * tile_bytes + (red ? s.wg * 4 : 0) + s.rpw() * s.tokens * weights(s) * 4 + s.tokens * 4 +
          (s.features.subgroups ? 4 : 0);
 }
@@ -443,7 +497,12 @@ std::string wgsl(const KernelSpec& s) {
   t.set("SHARED_EXTRA", s.features.subgroups ? "var<workgroup> sg_count: atomic<u32>;" : "");
   std::string fmt_code = format_snippet(s, "A");
   if (weights(s) == 2) fmt_code += "\n" + format_snippet(s, "B");
-  t.set("HELPERS", decode_helpers());
+  std::string helpers = decode_helpers();
+  if (s.features.dot4) {
+    const std::string hf = "kernels/matvec/fmt/i8/helpers.wgsl";
+    helpers += "\n" + Template(wgsl_file(hf), hf).set("TINY", wgsl_float(kInt8Tiny)).render();
+  }
+  t.set("HELPERS", helpers);
   t.set("FORMAT", fmt_code);
 
   std::string hooks;
@@ -497,6 +556,7 @@ std::string wgsl(const KernelSpec& s) {
     rows += fmt::format("  let row{} = min({}, params.rows - 1u);\n", i, row_map(s, fmt::format("lr + {}u * LPW", i)));
   t.set("ROWS", rows);
   t.set("ROW_MAP_SLOT", row_map(s, "slot"));
+  std::string stage_hook;
   if (s.hooks.prologue == Prologue::RmsNorm) {
     t.set("PROLOGUE",
           "  for (var t = 0u; t < TOKENS; t++) {\n"
@@ -514,10 +574,9 @@ std::string wgsl(const KernelSpec& s) {
           "    if (li == 0u) { nscale[t] = 1.0 / sqrt(red[0] / f32(K) + EPS); }\n"
           "    workgroupBarrier();\n"
           "  }");
-    t.set("STAGE_HOOK", "          v[q] = (v[q] * nscale[t]) * nw4[e / 4u];");
+    stage_hook = "          v[q] = (v[q] * nscale[t]) * nw4[e / 4u];";
   } else {
     t.set("PROLOGUE", "");
-    t.set("STAGE_HOOK", "");
   }
   std::string accs;
   for (uint32_t tk = 0; tk < s.tokens; ++tk)
@@ -526,8 +585,24 @@ std::string wgsl(const KernelSpec& s) {
       if (weights(s) == 2) accs += "  var " + acc("B", tk, i) + " = 0.0;\n";
     }
   t.set("ACC_DECL", accs);
-  t.set("UNIT_LOOP", unit_loop(s, ui));
-  t.set("SUMX", sum_x(ui));
+  if (s.features.dot4) {
+    t.set("XS_DECL",
+          "const TB: u32 = TILE / 32u;                                    // int8 blocks per token tile\n"
+          "var<workgroup> xq: array<vec4<u32>, TOKENS * TB * 2u>;         // x codes, 16 a vec4, token-major\n"
+          "var<workgroup> xd: array<f32, TOKENS * TB>;                    // x scale per block of 32\n"
+          "var<workgroup> xsum: array<i32, TOKENS * TB * 2u>;             // x code sum per 16");
+    const std::string sf = "kernels/matvec/stage_i8.wgsl";
+    t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).set("INV127", wgsl_float(kInv127)).render());
+    t.set("UNIT_LOOP", detail::unit_loop_i8(s, ui));
+    t.set("SUMX", "");
+  } else {
+    t.set("XS_DECL",
+          "var<workgroup> xs: array<vec4<f32>, TOKENS * TILE4P>;          // staged x tile, token-major, padded");
+    const std::string sf = "kernels/matvec/stage_f32.wgsl";
+    t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).render());
+    t.set("UNIT_LOOP", unit_loop(s, ui));
+    t.set("SUMX", sum_x(ui));
+  }
   t.set("REDUCE", reduce(s));
   t.set("EPILOGUE", epilogue(s));
   return t.render();

@@ -20,7 +20,20 @@ struct Options {
   std::optional<uint32_t> wg, tpr, unroll, tokens, rpl;
   std::optional<uint32_t> splits;    // split-k slices (default 1; capped so no slice is empty)
   std::optional<uint32_t> max_tile;  // cap the staged tile (tests of tiling)
+  // int8 activations (features.dot4): x quantized per block of 32 to int8
+  // codes and a scale, summed by dot4I8Packed. Default off (f32 activations);
+  // on needs int8_supported(kind) and the WGSL language feature.
+  std::optional<bool> int8;
 };
+
+// Formats the int8-activation path reads: the ggml integer formats (units a
+// multiple of 32 elements).
+bool int8_supported(const WeightKind& kind);
+// Constants of the int8 quantization of x, shared by the WGSL and the twin:
+// a block's scale is amax * kInv127, and a block with amax < kInt8Tiny has
+// all codes 0.
+constexpr float kInv127 = 1.0f / 127.0f;
+constexpr float kInt8Tiny = 1e-30f;
 
 KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                 const Hooks& hooks = {}, const Options& opt = {});
@@ -29,6 +42,7 @@ KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
 struct Limits {
   uint32_t invocations = 256, shared = 16384, max_groups = 65535;
   uint32_t subgroup_min = 0, subgroup_max = 0;  // 0: no subgroups
+  bool dot4 = false;                            // WGSL packed_4x8_integer_dot_product
 };
 Limits limits_of(const gpu::Context& ctx);
 KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,

@@ -5,7 +5,9 @@
 // tokens (the z axis is the token chunk). TPR invocations share a row: lane
 // ln takes units u = ln, ln + TPR, ... of each staged tile (a unit is UNIT
 // elements, decoded 8 at a time by the format's chunk function). x is staged
-// once per workgroup in workgroup memory, TILE elements per token at a time.
+// once per workgroup in workgroup memory, TILE elements per token at a time:
+// as f32, or (spec.features.dot4) as int8 codes with a scale per block of
+// 32, summed against int8 weight codes by dot4I8Packed.
 // Lane partial sums are added by {{REDUCE_KIND}}; the epilogue runs once per
 // (token, row). With SPLITS > 1 the workgroups of a row group each sum one
 // slice of k and store their partial sums; a split_sum kernel adds them. Lane groups of TPR lanes own RPL rows each and decode them
@@ -41,7 +43,7 @@ struct Params { row0: u32, rows: u32, side_off: u32, pad: u32 }  // this dispatc
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]
 {{BINDINGS}}
-var<workgroup> xs: array<vec4<f32>, TOKENS * TILE4P>;          // staged x tile, token-major, padded
+{{XS_DECL}}
 {{RED_DECL}}
 var<workgroup> rs: array<f32, {{RS_SIZE}}>;                     // row sums [weights][TOKENS][RPW]
 var<workgroup> nscale: array<f32, TOKENS>;
@@ -74,28 +76,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t0 = kb; t0 < ke; t0 += TILE) {
     let u0 = t0 / UNIT;
     let u1 = min(ke, t0 + TILE) / UNIT;
-    // Stage x[t, t0 .. t0 + TILE) for the chunk's tokens; zeros past K and M.
-    // Four loads are issued before their stores.
-    for (var i0 = li; i0 < TOKENS * TILE4; i0 += 4u * WG) {
-      var v: array<vec4<f32>, 4>;
-      for (var q = 0u; q < 4u; q++) {
-        let i = i0 + q * WG;
-        let t = i / TILE4;
-        let e = t0 + (i % TILE4) * 4u;
-        let tg = z * TOKENS + t;
-        if (i < TOKENS * TILE4 && tg < M && e < K) {
-          v[q] = x4[(tg * K + e) / 4u];
-{{STAGE_HOOK}}
-        }
-      }
-      for (var q = 0u; q < 4u; q++) {
-        let i = i0 + q * WG;
-        let j = i % TILE4;
-        if (i < TOKENS * TILE4) { xs[(i / TILE4) * TILE4P + (j / (UNIT / 4u)) * UNIT4P + j % (UNIT / 4u)] = v[q]; }
-      }
-    }
-    workgroupBarrier();
-{{SUMX}}
+{{STAGE}}{{SUMX}}
     if (valid) {
       for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {
 {{UNIT_LOOP}}

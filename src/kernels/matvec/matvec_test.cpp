@@ -4,7 +4,11 @@
 // outputs. Each case reports its max relative error against float64 and
 // against the CPU twin. Bounds: 1e-4 vs the twin and 5e-4 vs float64 for the
 // plain paths (f32 accumulation over k <= 2048, GPU FMA contraction);
-// RoPE 2e-3 (GPU pow/sin/cos).
+// RoPE 2e-3 (GPU pow/sin/cos). The int8-activation path (features.dot4):
+// 1e-4 vs the twin (its integer sums are exact) and 2e-2 vs float64 (the
+// quantization of x to 8 bits); with the RMSNorm prologue 2e-3 vs the twin,
+// since the GPU's 1 / sqrt may differ from the CPU's in the last bit and so
+// move one x code by one.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -32,6 +36,7 @@ struct Case {
   uint32_t n, k, m;
   Options opt;
   uint64_t max_chunk_bytes = 0;
+  double twin_ref_tol = 5e-4;  // the twin against float64 (int8 activations: their quantization error)
 };
 
 struct Errors {
@@ -89,7 +94,7 @@ Errors run_case(const Case& c, uint32_t seed) {
   Errors e{ts::max_rel_err(y, ref), ts::max_rel_err(y, tw)};
   std::printf("  %-60s vs f64 %.2e  vs twin %.2e  twin vs f64 %.2e\n", spec.key().c_str(), e.vs_ref,
               e.vs_twin, ts::max_rel_err(tw, ref));
-  EXPECT_LT(ts::max_rel_err(tw, ref), 5e-4) << "twin vs float64, " << spec.key();
+  EXPECT_LT(ts::max_rel_err(tw, ref), c.twin_ref_tol) << "twin vs float64, " << spec.key();
   return e;
 }
 
@@ -394,3 +399,171 @@ TEST(Matvec, BadShapesAreClearErrors) {
 }
 
 }  // namespace
+
+// ---- int8 activations (features.dot4) ---------------------------------------
+
+namespace {
+
+bool int8_ok() { return test_context().features().packed_dot4; }
+
+std::vector<int> int8_kinds() {
+  std::vector<int> out;
+  const auto kinds = all_kinds();
+  for (size_t i = 0; i < kinds.size(); ++i)
+    if (int8_supported(kinds[i].kind)) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+}  // namespace
+
+// Every int8 format with the store and RMSNorm hooks, and q8_0 / q4_K with
+// every other hook: ragged n, the smallest k and a tiled k, batch 1 and 5.
+TEST(MatvecInt8, MatchesTwinAndFloat64) {
+  if (!int8_ok()) GTEST_SKIP() << "no packed_4x8_integer_dot_product on this instance";
+  const auto kinds = all_kinds();
+  uint32_t seed = 3000;
+  for (int i : int8_kinds()) {
+    std::vector<std::string> hooks = {"store", "rmsnorm"};
+    if (kinds[i].kind.format == Format::Q8_0 || kinds[i].kind.format == Format::Q4_K)
+      hooks.insert(hooks.end(), {"acc", "silu", "bias", "rope_neox"});
+    for (const auto& hn : hooks) {
+      const Hooks h = hook(hn);
+      const bool rope = h.epilogue == Epilogue::Rope;
+      const double tol_twin = rope || h.prologue == Prologue::RmsNorm ? 2e-3 : 1e-4, tol_ref = 2e-2;
+      for (uint32_t m : {1u, 5u}) {
+        Case c{kinds[i], h, rope ? 24u : 37u, kinds[i].block, m, {}};
+        c.opt.int8 = true;
+        c.twin_ref_tol = tol_ref;
+        auto e = run_case(c, seed++);
+        EXPECT_LT(e.vs_twin, tol_twin) << kinds[i].name << " " << hn << " m=" << m;
+        EXPECT_LT(e.vs_ref, tol_ref) << kinds[i].name << " " << hn << " m=" << m;
+        Case t{kinds[i], h, rope ? 40u : 67u, std::max(kinds[i].block * 4, 512u), m, {}};
+        t.opt.int8 = true;
+        t.opt.max_tile = std::max(kinds[i].block, 128u);
+        t.opt.subgroups = false;
+        t.twin_ref_tol = tol_ref;
+        e = run_case(t, seed++);
+        EXPECT_LT(e.vs_twin, tol_twin) << kinds[i].name << " " << hn << " tiled m=" << m;
+        EXPECT_LT(e.vs_ref, tol_ref) << kinds[i].name << " " << hn << " tiled m=" << m;
+      }
+    }
+  }
+}
+
+// Lanes, unrolling, rows per lane group, token chunks and split-k under int8.
+TEST(MatvecInt8, LayoutVariantsMatchTwin) {
+  if (!int8_ok()) GTEST_SKIP() << "no packed_4x8_integer_dot_product on this instance";
+  const auto kinds = all_kinds();
+  uint32_t seed = 3500;
+  for (int i : int8_kinds()) {
+    const auto f = kinds[i].kind.format;
+    if (f != Format::Q4_0 && f != Format::Q5_K && f != Format::Q6_K) continue;
+    for (int v = 0; v < 3; ++v) {
+      Case c{kinds[i], hook(v == 1 ? "silu" : "store"), 45, kinds[i].block * (kinds[i].block >= 256 ? 3 : 11), 8, {}};
+      c.opt.int8 = true;
+      c.opt.wg = 64;
+      c.opt.tpr = 4;
+      c.opt.unroll = v == 0 ? 2 : 1;
+      c.opt.rpl = v == 1 ? 2 : 1;
+      c.opt.tokens = v == 2 ? 8 : 3;
+      if (v == 2) c.opt.splits = 2;
+      c.opt.max_tile = kinds[i].block >= 256 ? 512 : 128;
+      c.twin_ref_tol = 2e-2;
+      auto e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " variant " << v;
+      EXPECT_LT(e.vs_ref, 2e-2) << kinds[i].name << " variant " << v;
+    }
+  }
+}
+
+TEST(MatvecInt8, QuantizerRoundsEachBlockToItsScale) {
+  auto x = ts::random_normal(32 * 40, 77, 0.f, 2.f);
+  for (size_t i = 0; i < 32; ++i) x[32 * 3 + i] = 0.f;      // an all-zero block
+  for (size_t i = 0; i < 32; ++i) x[32 * 5 + i] = 1e-32f;   // below kInt8Tiny
+  x[32 * 7 + 9] = 1e30f;                                    // a huge element
+  const QuantX q = quantize_x(x);
+  for (size_t b = 0; b < 40; ++b) {
+    float am = 0;
+    for (size_t i = 0; i < 32; ++i) am = std::max(am, std::fabs(x[32 * b + i]));
+    int32_t s0 = 0, s1 = 0, peak = 0;
+    for (size_t i = 0; i < 32; ++i) {
+      const int c = q.q[32 * b + i];
+      ASSERT_LE(std::abs(c), 127);
+      peak = std::max(peak, std::abs(c));
+      (i < 16 ? s0 : s1) += c;
+      if (am >= kInt8Tiny) {  // within half a step of the scale (plus rounding of the scale itself)
+        EXPECT_LE(std::fabs(x[32 * b + i] - q.scale[b] * c), 0.5f * q.scale[b] * 1.001f) << b << " " << i;
+      }
+    }
+    EXPECT_EQ(q.sum[2 * b], s0);
+    EXPECT_EQ(q.sum[2 * b + 1], s1);
+    EXPECT_FLOAT_EQ(q.scale[b], am * kInv127);
+    EXPECT_EQ(peak, am >= kInt8Tiny ? 127 : 0) << "block " << b;
+  }
+}
+
+TEST(MatvecInt8, PlanRefusesWhatItCannotRun) {
+  Limits lim;
+  lim.invocations = 256;
+  lim.shared = 16384;
+  lim.dot4 = true;
+  Options o;
+  o.int8 = true;
+  WeightKind f16;
+  f16.format = Format::F16;
+  try {
+    plan(lim, f16, 64, 256, 1, {}, o);
+    ADD_FAILURE() << "f16 with int8 activations planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("int8"), std::string::npos) << e.what();
+  }
+  WeightKind q4;
+  q4.format = Format::Q4_0;
+  const KernelSpec s8 = plan(lim, q4, 64, 4096, 1, {}, o);
+  EXPECT_TRUE(s8.features.dot4);
+  EXPECT_LE(shared_bytes(s8), lim.shared);
+  EXPECT_GT(s8.tile, plan(lim, q4, 64, 4096, 1, {}, {}).tile);  // 1.375 bytes an element instead of 4.5
+  lim.dot4 = false;
+  EXPECT_THROW(plan(lim, q4, 64, 256, 1, {}, o), Error);
+}
+
+TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
+  // H200-like limits: the int8 defaults (generator.cpp) for the 8B shapes,
+  // and the f32 batch plan where a small grid would idle the GPU.
+  Limits lim;
+  lim.invocations = 1024;
+  lim.shared = 49152;
+  lim.subgroup_min = lim.subgroup_max = 32;
+  lim.dot4 = true;
+  Options o;
+  o.int8 = true;
+  WeightKind q4, q6;
+  q4.format = Format::Q4_0;
+  q6.format = Format::Q6_K;
+  const KernelSpec a = plan(lim, q4, 14336, 4096, 1, {}, o);
+  EXPECT_EQ(a.rpl, 2u);
+  EXPECT_EQ(a.tpr, 16u);
+  const KernelSpec b = plan(lim, q4, 4096, 14336, 1, {}, o);
+  EXPECT_EQ(b.rpl, 1u);
+  EXPECT_EQ(b.tpr, 32u);
+  const KernelSpec c = plan(lim, q6, 4096, 14336, 1, {}, o);
+  EXPECT_EQ(c.wg, 256u);
+  EXPECT_EQ(c.tpr, 16u);
+  EXPECT_EQ(c.rpl, 2u);
+  const KernelSpec d = plan(lim, q4, 14336, 4096, 8, {}, o);
+  EXPECT_EQ(d.tpr, 8u);
+  EXPECT_EQ(d.rpl, 4u);
+  EXPECT_EQ(d.tokens, 4u);
+  const KernelSpec e = plan(lim, q4, 4096, 14336, 8, {}, o);
+  EXPECT_EQ(e.tpr, 32u);
+  EXPECT_EQ(e.rpl, 4u);
+  const KernelSpec f = plan(lim, q4, 2560, 960, 8, {}, o);
+  const KernelSpec f32 = plan(lim, q4, 2560, 960, 8, {}, {});
+  EXPECT_EQ(f.rpl, f32.rpl);
+  EXPECT_EQ(f.tpr, f32.tpr);
+  EXPECT_EQ(f.tokens, f32.tokens);
+  for (const KernelSpec* s : {&a, &b, &c, &d, &e, &f}) {
+    EXPECT_TRUE(s->features.dot4) << s->key();
+    EXPECT_LE(shared_bytes(*s), lim.shared) << s->key();
+  }
+}

@@ -1,10 +1,13 @@
 // The matvec CPU twin and float64 reference (order stated in twin.hpp).
 #include "kernels/matvec/twin.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "kernels/common/reduce_twin.hpp"
 #include "kernels/common/split_sum.hpp"
+#include "kernels/matvec/generator.hpp"
 #include "kernels/matvec/raw.hpp"
 #include "util/error.hpp"
 
@@ -98,19 +101,72 @@ float slice_sum(const KernelSpec& s, const RowView& w, const float* xs, const fl
   return twin::detail::tree_reduce<twin::detail::SumOp>(lanes);
 }
 
+// The int8 form of slice_sum (features.dot4): integer products per group.
+float slice_sum_i8(const KernelSpec& s, const RowView& w, const QuantX& qx, const UnitInfo& ui, uint32_t kb,
+                   uint32_t ke) {
+  std::vector<float> lanes(s.tpr, 0.f);
+  for (uint32_t t0 = kb; t0 < ke; t0 += s.tile) {
+    const uint32_t u0 = t0 / ui.unit, u1 = std::min(ke, t0 + s.tile) / ui.unit;
+    for (uint32_t l = 0; l < s.tpr; ++l)
+      for (uint32_t u = u0 + l; u < u1; u += s.tpr)
+        for (uint32_t e0 = u * ui.unit; e0 < (u + 1) * ui.unit; e0 += ui.group) {
+          int32_t isum = 0, sq = 0;
+          for (uint32_t e = e0; e < e0 + ui.group; ++e) {
+            isum += static_cast<int32_t>(w.code[e]) * qx.q[e];
+            sq += qx.q[e];
+          }
+          const uint32_t g = e0 / ui.group;
+          const float dx = qx.scale[e0 / 32];
+          lanes[l] = lanes[l] + (w.scale[g] * dx) * static_cast<float>(isum);
+          if (w.min) lanes[l] = lanes[l] + (w.min[g] * dx) * static_cast<float>(sq);
+        }
+  }
+  return twin::detail::tree_reduce<twin::detail::SumOp>(lanes);
+}
+
 // Split-k: each slice of units [slice * ups, ...) is summed this way on its
 // own, and the slice sums are added in order (split_sum::sum_slices).
-float row_sum(const KernelSpec& s, const RowView& w, const float* xs, const float* sx, const UnitInfo& ui) {
+float row_sum(const KernelSpec& s, const RowView& w, const float* xs, const float* sx, const QuantX* qx,
+              const UnitInfo& ui) {
   const uint32_t ups = (ui.kp / ui.unit + s.splits - 1) / s.splits;
   std::vector<float> slices;
   for (uint32_t sl = 0; sl < s.splits; ++sl) {
     const uint32_t kb = sl * ups * ui.unit, ke = std::min(ui.kp, kb + ups * ui.unit);
-    slices.push_back(slice_sum(s, w, xs, sx, ui, kb, ke));
+    slices.push_back(qx ? slice_sum_i8(s, w, *qx, ui, kb, ke) : slice_sum(s, w, xs, sx, ui, kb, ke));
   }
   return split_sum::sum_slices(slices);
 }
 
+// 127 / a as the kernel's qinv computes it (fmt/i8/helpers.wgsl).
+float qinv(float a) {
+  if (a < kInt8Tiny) return 0.f;
+  float r = std::bit_cast<float>(0x7ef311c3u - std::bit_cast<uint32_t>(a));
+  for (int i = 0; i < 3; ++i) r = std::fma(r, std::fma(-a, r, 1.0f), r);
+  return 127.0f * r;
+}
+
 }  // namespace
+
+QuantX quantize_x(std::span<const float> x) {
+  BQ_ASSERT(x.size() % 32 == 0);
+  QuantX out;
+  out.q.resize(x.size());
+  out.scale.resize(x.size() / 32);
+  out.sum.assign(x.size() / 16, 0);
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    float am = 0.f;
+    for (size_t i = 0; i < 32; ++i) am = std::max(am, std::fabs(x[32 * b + i]));
+    const float inv = qinv(am);
+    for (size_t i = 0; i < 32; ++i) {
+      const float v = std::nearbyint(x[32 * b + i] * inv);
+      const int32_t c = static_cast<int32_t>(std::clamp(v, -127.0f, 127.0f));
+      out.q[32 * b + i] = static_cast<int8_t>(c);
+      out.sum[2 * b + i / 16] += c;
+    }
+    out.scale[b] = am * kInv127;
+  }
+  return out;
+}
 
 std::vector<float> dequantize_rows(const HostWeight& w, uint32_t row0, uint32_t rows) {
   const UnitInfo ui = unit_info(w.kind, w.k);
@@ -145,11 +201,13 @@ std::vector<float> twin(const KernelSpec& s, const TwinInputs& in) {
   for (uint32_t t = 0; t < s.m; ++t) {
     const std::vector<float> xs = staged(s, in, t, ui.kp);
     const std::vector<float> sx = ui.has_min ? group_sums(xs.data(), ui) : std::vector<float>{};
+    const QuantX qx = s.features.dot4 ? quantize_x(xs) : QuantX{};
+    const QuantX* qp = s.features.dot4 ? &qx : nullptr;
     for (uint32_t r = 0; r < s.n; ++r) {
-      float v = row_sum(s, view(wa, r), xs.data(), sx.data(), ui);
+      float v = row_sum(s, view(wa, r), xs.data(), sx.data(), qp, ui);
       if (s.hooks.bias) v = v + in.bias[r];
       sums[size_t{t} * s.n + r] = v;
-      if (silu) sums_b[size_t{t} * s.n + r] = row_sum(s, view(wb, r), xs.data(), sx.data(), ui);
+      if (silu) sums_b[size_t{t} * s.n + r] = row_sum(s, view(wb, r), xs.data(), sx.data(), qp, ui);
     }
   }
   std::vector<float> y(size_t{s.m} * s.n);

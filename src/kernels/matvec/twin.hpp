@@ -25,6 +25,14 @@
 //      (v = p0; v = v + p1; ...);
 //   4. the epilogue: + bias, then store, accumulate, silu(a) * b, or RoPE
 //      with the pair partner (theta = (pos * scale) * base^(-2i / n_rot)).
+// With int8 activations (spec.features.dot4), step 1 also quantizes x' per
+// block b of 32 elements: amax = max |x'|, inv = qinv(amax) (three fma Newton
+// steps towards 1 / amax from a bit-trick seed, times 127; 0 below
+// kInt8Tiny), codes q = clamp(round_half_even(x' * inv), -127, 127), scale
+// dx[b] = amax * kInv127, code sums per 16 elements; and step 2 becomes, per
+// group g (block b):  i = sum of code * q (exact integers);
+//   acc = acc + (scale[g] * dx[b]) * f32(i);  then, with a min,
+//   acc = acc + (min[g] * dx[b]) * f32(sum of q over g).
 // The GPU may contract a * b + c into one FMA, so parity is checked to a
 // tolerance, not bit for bit.
 #pragma once
@@ -51,6 +59,15 @@ struct TwinInputs {
 std::vector<float> twin(const KernelSpec& spec, const TwinInputs& in);
 // The same in float64 from the reference dequantization, for error measures.
 std::vector<double> reference(const KernelSpec& spec, const TwinInputs& in);
+
+// The int8 quantization of one staged x row (features.dot4), as the kernel
+// does it; x.size() a multiple of 32.
+struct QuantX {
+  std::vector<int8_t> q;     // codes
+  std::vector<float> scale;  // per block of 32
+  std::vector<int32_t> sum;  // code sums per 16
+};
+QuantX quantize_x(std::span<const float> x);
 
 // Dequantized rows [row0, row0 + rows) of w, each padded with zeros to
 // unit_info(kind, k).kp elements.

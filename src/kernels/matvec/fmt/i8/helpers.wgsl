@@ -1,0 +1,17 @@
+// Helpers of the int8-activation matvec path: x is quantized per block of 32
+// staged elements to int8 codes q = round(x * 127 / amax) with scale
+// amax / 127 (ggml's q8 activations), and products are summed by
+// dot4I8Packed (WGSL's packed_4x8_integer_dot_product).
+// Bits 0..3 of each lane's word, one per byte (bit i to bit 8i).
+fn spread4(h: vec2<u32>) -> vec2<u32> { return ((h & vec2<u32>(15u)) * vec2<u32>(0x204081u)) & vec2<u32>(0x01010101u); }
+// 127 / a by three Newton steps from a bit-trick seed, written with fma so the
+// CPU twin (twin.cpp) computes the same bits; 0 when a < 1e-30 (the block's
+// codes are then all 0).
+fn qinv(a: f32) -> f32 {
+  if (a < {{TINY}}) { return 0.0; }
+  var r = bitcast<f32>(0x7ef311c3u - bitcast<u32>(a));
+  r = fma(r, fma(-a, r, 1.0), r);
+  r = fma(r, fma(-a, r, 1.0), r);
+  r = fma(r, fma(-a, r, 1.0), r);
+  return 127.0 * r;
+}
