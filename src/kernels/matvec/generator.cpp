@@ -351,24 +351,28 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   //    n > 4096) and 2 rows (4096 x 14336: 30.2 -> 23.7 us; 14336 x 4096:
   //    34.7 -> 22.2).
   //  - Batches, n >= 4096, while the grid keeps 96 workgroups or more: 512
-  //    invocations, 4 rows per lane group and 4 tokens per workgroup, 32 lanes
-  //    for rows of 256 units or more, else 8 (14336 x 4096: q8_0 42.3 -> 32.9
-  //    us, q4_0 42.4 -> 32.7, q4_K 68.5 -> 58.9; 4096 x 14336: q4_0 43.2 ->
-  //    39.9, q4_K 78.5 -> 70.8). Q6_K keeps the f32 batch plan (not swept).
+  //    invocations and 4 rows per lane group; k < 8192 takes 8 lanes and 4
+  //    tokens per workgroup (14336 x 4096: q8_0 42.3 -> 32.9 us, q4_0 42.4
+  //    -> 32.7, q4_K 68.5 -> 58.9), longer rows of 32-element units 16 lanes
+  //    and 2 tokens (4096 x 14336: q8_0 42.8 -> 39.2, q4_0 40.0 -> 35.5,
+  //    q4_1 40.5 -> 35.8). Longer rows of Q4_K/Q5_K units (no choice won for
+  //    both: q4_K 71.3 us at 32 lanes and 4 tokens, 78.9 with the f32 plan;
+  //    q5_K 83.5 and 77.2) and Q6_K (not swept) keep the f32 batch plan.
   if (s.features.dot4) {
     const uint32_t sg_tpr = s.features.subgroups ? pow2_floor(lim.subgroup_min) : 1u << 30;
     const uint32_t sg_wg = s.features.subgroups ? pow2_floor(lim.subgroup_max) *
                                                       (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1)
                                                 : 1u;
+    const bool long_rows = ui.kp >= 8192;
     if (!batched && big_unit) {
       if (!opt.tpr) s.tpr = std::min({n <= 4096 ? 16u : 8u, pow2_floor(upr), sg_tpr});
       if (!opt.rpl) s.rpl = 2;
       if (!opt.wg) s.wg = std::max({std::min<uint32_t>(256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
     } else if (!batched && !opt.rpl && !opt.tpr && n >= 12288 && s.rpl == 1) {
       s.rpl = 2;
-    } else if (batched && !big_unit && n >= 4096) {
-      const uint32_t tpr = opt.tpr.value_or(std::min({upr >= 256 ? 32u : 8u, pow2_floor(upr), sg_tpr}));
-      const uint32_t rpl = opt.rpl.value_or(4), tokens = std::min(opt.tokens.value_or(4), m);
+    } else if (batched && !big_unit && n >= 4096 && !(long_rows && ui.unit > 32)) {
+      const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : 8u, pow2_floor(upr), sg_tpr}));
+      const uint32_t rpl = opt.rpl.value_or(4), tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
       const uint32_t wg = opt.wg.value_or(std::max({std::min<uint32_t>(512, max_inv), tpr * (rope ? 2 : 1), sg_wg}));
       const uint64_t rpw = uint64_t{wg} / tpr * rpl;
       if ((n + rpw - 1) / rpw * ((m + tokens - 1) / tokens) >= 96) {

@@ -555,14 +555,24 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(d.rpl, 4u);
   EXPECT_EQ(d.tokens, 4u);
   const KernelSpec e = plan(lim, q4, 4096, 14336, 8, {}, o);
-  EXPECT_EQ(e.tpr, 32u);
+  EXPECT_EQ(e.tpr, 16u);
   EXPECT_EQ(e.rpl, 4u);
+  EXPECT_EQ(e.tokens, 2u);
+  WeightKind q4k;
+  q4k.format = Format::Q4_K;
+  const KernelSpec g = plan(lim, q4k, 4096, 14336, 8, {}, o), g32 = plan(lim, q4k, 4096, 14336, 8, {}, {});
+  EXPECT_EQ(g.tpr, g32.tpr);  // long rows of 64-element units keep the f32 batch plan
+  EXPECT_EQ(g.rpl, g32.rpl);
+  EXPECT_EQ(g.tokens, g32.tokens);
+  const KernelSpec h = plan(lim, q4k, 14336, 4096, 8, {}, o);
+  EXPECT_EQ(h.tpr, 8u);
+  EXPECT_EQ(h.rpl, 4u);
   const KernelSpec f = plan(lim, q4, 2560, 960, 8, {}, o);
   const KernelSpec f32 = plan(lim, q4, 2560, 960, 8, {}, {});
   EXPECT_EQ(f.rpl, f32.rpl);
   EXPECT_EQ(f.tpr, f32.tpr);
   EXPECT_EQ(f.tokens, f32.tokens);
-  for (const KernelSpec* s : {&a, &b, &c, &d, &e, &f}) {
+  for (const KernelSpec* s : {&a, &b, &c, &d, &e, &f, &g, &h}) {
     EXPECT_TRUE(s->features.dot4) << s->key();
     EXPECT_LE(shared_bytes(*s), lim.shared) << s->key();
   }
