@@ -2,7 +2,7 @@
 // and the lane step over int8 x codes (x staged by stage_i8.wgsl: xq codes
 // [TOKENS][TILE / 16] vec4<u32>, xd scales [TOKENS][TILE / 32], xsum code sums
 // [TOKENS][TILE / 16]).
-#include "kernels/matvec/int8.hpp"
+#include "kernels/matvec/lane_step.hpp"
 
 #include <fmt/format.h>
 
@@ -24,36 +24,17 @@ bool int8_supported(const WeightKind& kind) {
 
 namespace detail {
 
-namespace {
-
-// The accumulator names of the generator (generator.cpp): weight w, token t, row i.
-std::string acc(const std::string& w, uint32_t t, uint32_t i) {
-  return i ? fmt::format("acc{}{}r{}", w, t, i) : fmt::format("acc{}{}", w, t);
-}
-
-}  // namespace
-
 // The int8-activation form of the step (features.dot4): per scale group, the
 // products of weight and x codes are summed exactly in i32 by dot4I8Packed,
 // the code offset times the group's x code sum is taken off, and the token's
 // accumulator gets (scale * x scale) * f32(sum), then (min * x scale) *
 // f32(x code sum) for formats with a min.
 std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
-  const std::vector<std::string> ws = s.hooks.epilogue == Epilogue::SiluGate ? std::vector<std::string>{"A", "B"}
-                                                      : std::vector<std::string>{"A"};
+  const std::vector<std::string> ws = weight_names(s);
   BQ_ASSERT(ui.group == 16 || ui.group == 32, "int8 path: scale groups of {}", ui.group);
   const uint32_t gch = ui.group / 8;
-  auto un = [](uint32_t j, const std::string& w, uint32_t i) { return fmt::format("un{}{}r{}", j, w, i); };
-  std::string o;
-  for (uint32_t j = 0; j < s.unroll; ++j) {
-    o += fmt::format("        let uu{0} = u + {0}u * TPR;\n", j);
-    for (uint32_t i = 0; i < s.rpl; ++i)
-      for (const auto& w : ws) o += fmt::format("        var {}: Unit{};\n", un(j, w, i), w);
-    o += fmt::format("        if (uu{0} < u1) {{\n", j);
-    for (uint32_t i = 0; i < s.rpl; ++i)
-      for (const auto& w : ws) o += fmt::format("          {} = load{}(row{}, uu{});\n", un(j, w, i), w, i, j);
-    o += "        }\n";
-  }
+  const auto& un = unit_name;
+  std::string o = unit_loads(s);
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
     o += fmt::format("          let xb = (uu{0} - u0) * (UNIT / 16u);  // the unit's first vec4 in xq\n", j);

@@ -2,7 +2,6 @@
 // carries the offset).
 fn ichunk{{W}}(un: Unit{{W}}, c: u32) -> vec2<u32> {
   let i = (c & 1u) * 2u;
-  let sh = select(0u, 4u, c >= 2u);
-  return (vec2<u32>(un.q[i], un.q[i + 1u]) >> vec2<u32>(sh)) & vec2<u32>(0x0f0f0f0fu);
+  return nib8(un.q[i], un.q[i + 1u], select(0u, 4u, c >= 2u));
 }
 fn ioff{{W}}(un: Unit{{W}}, g: u32) -> i32 { return 0; }

@@ -4,7 +4,6 @@ fn ichunk{{W}}(un: Unit{{W}}, c: u32) -> vec2<u32> {
   let l = c % 4u;
   let q = select(un.qa, un.qb, l >= 2u);
   let i = (l & 1u) * 2u;
-  let sh = select(0u, 4u, c >= 4u);
-  return (vec2<u32>(q[i], q[i + 1u]) >> vec2<u32>(sh)) & vec2<u32>(0x0f0f0f0fu);
+  return nib8(q[i], q[i + 1u], select(0u, 4u, c >= 4u));
 }
 fn ioff{{W}}(un: Unit{{W}}, g: u32) -> i32 { return 0; }

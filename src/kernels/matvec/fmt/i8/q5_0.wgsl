@@ -2,9 +2,6 @@
 // element j (0..31); offset 16.
 fn ichunk{{W}}(un: Unit{{W}}, c: u32) -> vec2<u32> {
   let i = (c & 1u) * 2u;
-  let sh = select(0u, 4u, c >= 2u);
-  let h = un.qh >> (8u * c);
-  let lo = (vec2<u32>(un.q[i], un.q[i + 1u]) >> vec2<u32>(sh)) & vec2<u32>(0x0f0f0f0fu);
-  return lo | (spread4(vec2<u32>(h, h >> 4u)) << vec2<u32>(4u));
+  return nib8(un.q[i], un.q[i + 1u], select(0u, 4u, c >= 2u)) | hi5(un.qh >> (8u * c));
 }
 fn ioff{{W}}(un: Unit{{W}}, g: u32) -> i32 { return 16; }

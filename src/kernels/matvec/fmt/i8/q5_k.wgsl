@@ -8,7 +8,6 @@ fn ichunk{{W}}(un: Unit{{W}}, c: u32) -> vec2<u32> {
   let hi = c >= 4u;
   let sh = select(0u, 4u, hi);
   let bit = 2u * un.p + select(0u, 1u, hi);
-  let lo = (vec2<u32>(q[i], q[i + 1u]) >> vec2<u32>(sh)) & vec2<u32>(0x0f0f0f0fu);
-  return lo | (((vec2<u32>(hh[i], hh[i + 1u]) >> vec2<u32>(bit)) & vec2<u32>(0x01010101u)) << vec2<u32>(4u));
+  return nib8(q[i], q[i + 1u], sh) | hib8(hh[i], hh[i + 1u], bit, 0x01010101u);
 }
 fn ioff{{W}}(un: Unit{{W}}, g: u32) -> i32 { return 0; }

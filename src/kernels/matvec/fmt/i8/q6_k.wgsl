@@ -7,7 +7,6 @@ fn ichunk{{W}}(un: Unit{{W}}, c: u32) -> vec2<u32> {
   let hv = select(un.h0, un.h1, l >= 2u);
   let i = (l & 1u) * 2u;
   let sh = 4u * (q >> 1u);
-  let lo = (vec2<u32>(lv[i], lv[i + 1u]) >> vec2<u32>(sh)) & vec2<u32>(0x0f0f0f0fu);
-  return lo | (((vec2<u32>(hv[i], hv[i + 1u]) >> vec2<u32>(2u * q)) & vec2<u32>(0x03030303u)) << vec2<u32>(4u));
+  return nib8(lv[i], lv[i + 1u], sh) | hib8(hv[i], hv[i + 1u], 2u * q, 0x03030303u);
 }
 fn ioff{{W}}(un: Unit{{W}}, g: u32) -> i32 { return 32; }

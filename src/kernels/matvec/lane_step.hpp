@@ -1,0 +1,26 @@
+// The lane step (the UNIT_LOOP part of matvec.wgsl): the helpers the f32 step
+// (generator.cpp) and the int8-activation step (int8.cpp) share.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kernels/common/spec.hpp"
+#include "kernels/matvec/layout.hpp"
+
+namespace blockq::matvec::detail {
+
+// The weights a kernel reads: "A", and "B" for the SiLU-gate's up weight.
+std::vector<std::string> weight_names(const KernelSpec& s);
+// Accumulator of weight w, token t, lane group row i: one scalar each, so
+// nothing is indexed at run time.
+std::string acc(const std::string& w, uint32_t t, uint32_t i = 0);
+// Name of weight w's unit j of the lane group's row i.
+std::string unit_name(uint32_t j, const std::string& w, uint32_t i);
+// The loads of a step: UNROLL units (uu_j = u + j * TPR) of each weight for
+// each of the lane group's RPL rows, before any is decoded.
+std::string unit_loads(const KernelSpec& s);
+
+// The step for spec.features.dot4 (int8.cpp).
+std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui);
+
+}  // namespace blockq::matvec::detail

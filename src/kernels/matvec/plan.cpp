@@ -1,0 +1,212 @@
+// matvec::plan(): a KernelSpec from the device's limits and the problem
+// (workgroup size, lanes per row, rows per lane group, tokens per workgroup,
+// staged tile, subgroups, int8 activations); the rules and the H200 sweeps
+// behind them are in the comments.
+#include <algorithm>
+
+#include "kernels/matvec/generator.hpp"
+#include "kernels/matvec/layout.hpp"
+#include "util/error.hpp"
+
+namespace blockq::matvec {
+
+namespace {
+
+uint32_t pow2_floor(uint32_t v) {
+  uint32_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+Limits limits_of(const gpu::Context& ctx) {
+  Limits l;
+  l.invocations = ctx.limits().maxComputeInvocationsPerWorkgroup;
+  l.shared = ctx.limits().maxComputeWorkgroupStorageSize;
+  l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
+  l.dot4 = ctx.features().packed_dot4;
+  if (ctx.features().subgroups) {
+    l.subgroup_min = ctx.adapter().subgroup_min;
+    l.subgroup_max = ctx.adapter().subgroup_max;
+  }
+  return l;
+}
+
+KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, const Options& opt) {
+  return plan(limits_of(ctx), kind, n, k, m, hooks, opt);
+}
+
+KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                const Hooks& hooks, const Options& opt) {
+  BQ_CHECK(n > 0 && k > 0 && m > 0, "matvec: empty problem n={} k={} m={}", n, k, m);
+  BQ_CHECK(k % 4 == 0, "matvec: k = {} must be a multiple of 4", k);
+  const UnitInfo ui = unit_info(kind, k);
+  KernelSpec s;
+  s.op = Op::Matvec;
+  s.weight = kind;
+  s.n = n;
+  s.k = k;
+  s.m = m;
+  s.hooks = hooks;
+  s.max_groups = lim.max_groups;
+  const bool sg_ok = lim.subgroup_min > 0 && lim.subgroup_max >= lim.subgroup_min;
+  s.features.subgroups = opt.subgroups.value_or(sg_ok) && sg_ok;
+  s.features.dot4 = opt.int8.value_or(false);
+  BQ_CHECK(!s.features.dot4 || int8_supported(kind), "matvec {}: no int8-activation path for this format",
+           kind.name());
+  BQ_CHECK(!s.features.dot4 || lim.dot4,
+           "matvec {}: int8 activations need WGSL's packed_4x8_integer_dot_product, which this adapter lacks",
+           kind.name());
+  const uint32_t upr = ui.kp / ui.unit;
+  // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup won
+  // at batch 1 on the 8B shapes, with 32 lanes per row for k = 14336 or
+  // n <= 4096 and 16 for 14336 x 4096; Q6_K's 128-element units spill their
+  // registers at 1024 invocations; at batch 8, 512 invocations of 16 lanes,
+  // 2 rows per lane group and 4 tokens per workgroup). Below, the workgroup
+  // shrinks until the grid has kMinGroups workgroups.
+  const bool batched = m > 1;
+  const bool big_unit = ui.unit >= 128;
+  const uint32_t long_k_tpr = ui.kp >= 32 * 256 || n <= 4096 ? 32 : 16;
+  // A batch over many short rows (at most 128 units, e.g. k = 4096, and
+  // n >= 12288, so the grid keeps about 100 workgroups or more; only 14336
+  // rows were measured, and grid size decides: see the batch-1 case in the
+  // same record, where 8192 rows preferred the old plan): 8 lanes a
+  // row and all 8 tokens in one workgroup, so each weight is read once. H200
+  // at batch 8 (docs/perf/2026-12-01-session4-h200.md), 14336 x 4096: q8_0
+  // 93.1 -> 71.2 us, q4_0 88.9 -> 71.5, q4_K 134.2 -> 98.5, f16 111 -> 74;
+  // but 2560 x 960 (20 workgroups) went from 9.3 to 19.8 us, hence the bound on n.
+  const bool short_batch = batched && !big_unit && upr <= 128 && n >= 12288;
+  s.tpr = opt.tpr.value_or(
+      std::min<uint32_t>(short_batch ? 8 : batched || big_unit ? 16 : long_k_tpr, pow2_floor(upr)));
+  if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
+  const uint32_t max_inv = pow2_floor(lim.invocations);
+  s.wg = opt.wg.value_or(std::min<uint32_t>(batched || big_unit ? 512 : 1024, max_inv));
+  if (s.features.subgroups) s.wg = std::max(s.wg, pow2_floor(lim.subgroup_max) * (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1));
+  const bool rope = hooks.epilogue == Epilogue::Rope;
+  s.wg = std::max(s.wg, s.tpr * (rope ? 2 : 1));
+  BQ_CHECK(s.wg <= max_inv, "matvec: workgroup of {} past maxComputeInvocationsPerWorkgroup {}", s.wg,
+           lim.invocations);
+  BQ_CHECK(s.wg % s.tpr == 0 && (s.tpr & (s.tpr - 1)) == 0 && (s.wg & (s.wg - 1)) == 0,
+           "matvec: WG {} and TPR {} must be powers of two with TPR | WG", s.wg, s.tpr);
+  if (rope) {
+    BQ_CHECK(hooks.head_dim % 2 == 0 && hooks.n_rot % 2 == 0 && hooks.n_rot <= hooks.head_dim &&
+                 hooks.head_dim > 0 && n % hooks.head_dim == 0,
+             "matvec rope: head_dim {} and n_rot {} must be even, n_rot <= head_dim, n = {} whole heads",
+             hooks.head_dim, hooks.n_rot, n);
+    BQ_CHECK(hooks.rope_rows % hooks.head_dim == 0 && hooks.rope_rows <= n,
+             "matvec rope: rope_rows {} must be whole heads of {} within n = {}", hooks.rope_rows, hooks.head_dim, n);
+  }
+  s.tokens = std::min(opt.tokens.value_or(short_batch ? 8 : 4), m);
+  s.unroll = opt.unroll.value_or(1);
+  // Batched tokens reuse each x read for several rows (workgroup-memory reads
+  // of x, not weights, bound the batched kernel).
+  s.rpl = opt.rpl.value_or(batched ? 2 : 1);
+  // Many short rows (an lm_head: 49152 x 960, 128256 x 2048): with 16 or 32
+  // lanes a row, each lane decodes only 1 to 4 units, and the reduction and
+  // staging dominate. A single token then gives each lane about 8 units (at
+  // least 4 lanes a row) and 2 rows per lane group, while n alone fills the
+  // grid. H200, old and new plans timed in one sweep, twice
+  // (docs/perf/2026-12-01-session4-h200.md): q8_0 49152 x 960 29.0 -> 23.5
+  // us, q8_0 128256 x 2048 114 -> 82.5, q4_0 104 -> 73.3, q4_K 138 -> 106,
+  // q6_K 137 -> 116, f16 156 -> 134.
+  constexpr uint32_t kManyRows = 16384;
+  if (!batched && !opt.tpr && !opt.rpl && n >= kManyRows) {
+    const uint32_t lane_tpr = std::max<uint32_t>(4, pow2_floor(std::max<uint32_t>(1, upr / 8)));
+    if (lane_tpr < s.tpr) {
+      s.tpr = lane_tpr;
+      s.rpl = 2;
+    }
+  }
+  // int8 activations: reading x costs less than decoding f32 did, so sharing
+  // each x read among more rows pays (H200 sweeps with the plans below
+  // against the f32 ones, docs/perf/2026-12-01-session5-h200.md).
+  //  - Batch 1, n >= 12288: 2 rows per lane group (14336 x 4096: q8_0 23.6 ->
+  //    20.5 us, q4_0 18.6 -> 14.3, q4_K 25.8 -> 21.0).
+  //  - Batch 1, Q6_K's 128-element units: 256 invocations, 16 lanes (8 for
+  //    n > 4096) and 2 rows (4096 x 14336: 30.2 -> 23.7 us; 14336 x 4096:
+  //    34.7 -> 22.2).
+  //  - Batches, n >= 4096, while the grid keeps 96 workgroups or more: 512
+  //    invocations and 4 rows per lane group; k < 8192 takes 8 lanes and 4
+  //    tokens per workgroup (14336 x 4096: q8_0 42.3 -> 32.9 us, q4_0 42.4
+  //    -> 32.7, q4_K 68.5 -> 58.9), longer rows of 32-element units 16 lanes
+  //    and 2 tokens (4096 x 14336: q8_0 42.8 -> 39.2, q4_0 40.0 -> 35.5,
+  //    q4_1 40.5 -> 35.8). Longer rows of Q4_K/Q5_K units (no choice won for
+  //    both: q4_K 71.3 us at 32 lanes and 4 tokens, 78.9 with the f32 plan;
+  //    q5_K 83.5 and 77.2) and Q6_K (not swept) keep the f32 batch plan.
+  if (s.features.dot4) {
+    const uint32_t sg_tpr = s.features.subgroups ? pow2_floor(lim.subgroup_min) : 1u << 30;
+    const uint32_t sg_wg = s.features.subgroups ? pow2_floor(lim.subgroup_max) *
+                                                      (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1)
+                                                : 1u;
+    const bool long_rows = ui.kp >= 8192;
+    if (!batched && big_unit) {
+      if (!opt.tpr) s.tpr = std::min({n <= 4096 ? 16u : 8u, pow2_floor(upr), sg_tpr});
+      if (!opt.rpl) s.rpl = 2;
+      if (!opt.wg) s.wg = std::max({std::min<uint32_t>(256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
+    } else if (!batched && !opt.rpl && !opt.tpr && n >= 12288 && s.rpl == 1) {
+      s.rpl = 2;
+    } else if (batched && !big_unit && n >= 4096 && !(long_rows && ui.unit > 32)) {
+      const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : 8u, pow2_floor(upr), sg_tpr}));
+      const uint32_t rpl = opt.rpl.value_or(4), tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
+      const uint32_t wg = opt.wg.value_or(std::max({std::min<uint32_t>(512, max_inv), tpr * (rope ? 2 : 1), sg_wg}));
+      const uint64_t rpw = uint64_t{wg} / tpr * rpl;
+      if ((n + rpw - 1) / rpw * ((m + tokens - 1) / tokens) >= 96) {
+        s.tpr = tpr;
+        s.rpl = rpl;
+        s.tokens = tokens;
+        s.wg = wg;
+      }
+    }
+    BQ_CHECK(s.wg <= max_inv && s.wg % s.tpr == 0, "matvec: int8 plan WG {} TPR {} past the limits", s.wg, s.tpr);
+  }
+  BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
+  // Small problems (a 360M model's 960 x 960) leave most of a large GPU idle
+  // with wide workgroups: the time of a matvec is the time of one workgroup
+  // when there are fewer workgroups than compute units. So, unless asked, a
+  // single token's workgroup halves while the grid has fewer than kMinGroups
+  // workgroups (a small GPU runs the extra ones in waves). On the H200 this
+  // took 960 x 960 Q8_0 from 6.2 to 4.5 us and 960 x 2560 from 9.7 to 5.8 us,
+  // and left the 8B shapes as they were (docs/perf/2026-11-30-session3-h200.md).
+  constexpr uint64_t kMinGroups = 128;
+  const uint32_t min_wg = std::max({s.tpr * (rope ? 2 : 1), s.features.subgroups ? lim.subgroup_max : 1u, 32u});
+  auto grid_groups = [&](uint32_t wg) {
+    const uint64_t rows_per_group = uint64_t{wg} / s.tpr * s.rpl;
+    return (n + rows_per_group - 1) / rows_per_group * ((m + s.tokens - 1) / s.tokens);
+  };
+  // Batches keep their width: there each workgroup stages TOKENS rows of x,
+  // and narrower ones were slower (960 x 2560 at batch 8: 19.6 us at 64
+  // invocations).
+  if (!opt.wg && !batched)
+    while (s.wg / 2 >= min_wg && grid_groups(s.wg) < kMinGroups) s.wg /= 2;
+  const uint32_t splits = opt.splits.value_or(1);
+  BQ_CHECK(splits >= 1 && (splits == 1 || !rope), "matvec: split-k ({} slices) does not support the rope epilogue",
+           splits);
+  const uint32_t ups = (upr + splits - 1) / splits;  // units per slice
+  s.splits = (upr + ups - 1) / ups;                  // no empty slice
+  while (true) {
+    s.tile = 0;
+    const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
+    const int64_t unit_bytes = s.features.dot4 ? ui.unit * 11 / 8 : (ui.unit + 4) * 4;
+    int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * unit_bytes) * ui.unit : 0;
+    tile = std::min<int64_t>(tile, int64_t{ups} * ui.unit);
+    if (opt.max_tile) tile = std::min<int64_t>(tile, *opt.max_tile / ui.unit * ui.unit);
+    if (tile >= ui.unit) {
+      s.tile = static_cast<uint32_t>(tile);
+      break;
+    }
+    const uint32_t min_wg = std::max(s.tpr * (rope ? 2 : 1), s.features.subgroups ? lim.subgroup_max : 1u);
+    if (s.wg / 2 >= min_wg) {
+      s.wg /= 2;
+    } else if (s.tokens > 1) {
+      s.tokens = (s.tokens + 1) / 2;
+    } else {
+      fail("matvec {}: a {}-element unit does not fit {} bytes of workgroup memory", kind.name(), ui.unit,
+           lim.shared);
+    }
+  }
+  return s;
+}
+
+}  // namespace blockq::matvec
