@@ -90,6 +90,7 @@ struct Mv {
   std::vector<uint32_t> pos;
   Options opt;
   bool subgroups_on = false;  // the case asks for subgroups (else exports use the portable path)
+  bool accuracy_int8 = false;  // MatMulNBits accuracy_level 4: int8 activations where the instance can
   UploadOptions uo;
   contract::Shape out_shape;
 
@@ -99,6 +100,7 @@ struct Mv {
   KernelSpec spec(const gpu::Context& ctx, bool for_export) const {
     Options o = opt;
     if (for_export && !subgroups_on) o.subgroups = false;
+    if (accuracy_int8 && int8_supported(kind) && ctx.features().packed_dot4) o.int8 = true;
     return plan(ctx, kind, n, k, m, hooks, o);
   }
 };
@@ -234,6 +236,7 @@ Mv nbits_case(const std::string& name, const contract::json& attrs, const contra
   c.x = A.as<float>();
   c.kind.onnx = true;
   c.kind.bits = uint8_t(bits);
+  c.accuracy_int8 = attrs.value("accuracy_level", int64_t{0}) == 4;
   c.kind.block_size = bs;
   c.a = std::make_unique<OwnedWeight>();
   OnnxBlockMatrix& mat = c.a->onnx;
@@ -308,10 +311,10 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc, const Mv& c) {
   r.tol_twin = tc.tolerance.vs_twin;
   r.tol_ref = tc.tolerance.vs_ref;
   r.pass = r.max_rel_vs_twin <= r.tol_twin && r.max_rel_vs_ref <= r.tol_ref;
-  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} rpl {} splits {} tile {} unroll {}{}, {} chunk(s)",
+  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} rpl {} splits {} tile {} unroll {}{}{}, {} chunk(s)",
                          spec.weight.name(), c.n, c.k, c.m, spec.wg, spec.tpr, spec.rpl, spec.splits, spec.tile,
-                         spec.unroll,
-                         spec.features.subgroups ? ", subgroups" : "", u.a.chunks.size());
+                         spec.unroll, spec.features.subgroups ? ", subgroups" : "",
+                         spec.features.dot4 ? ", int8 activations" : "", u.a.chunks.size());
   for (const auto& [key, v] : tc.expected) {
     const double e = kernels::max_rel(got, v);
     if (!(e <= r.tol_ref)) {
@@ -338,9 +341,10 @@ BenchRow bench(gpu::Context& ctx, const std::string& name, int samples, const Mv
   row.name = name;
   row.bytes = u.a.bytes() + (c.b ? u.b.bytes() : 0) + uint64_t{c.m} * c.k * 4 + uint64_t{c.m} * c.n * 4;
   row.gbps = double(row.bytes) / (row.us_median * 1e3);
-  row.detail = fmt::format("{} {}x{} m={}, wg {} tpr {} rpl {} tile {} unroll {}{}, {} chunk(s)",
+  row.detail = fmt::format("{} {}x{} m={}, wg {} tpr {} rpl {} tile {} unroll {}{}{}, {} chunk(s)",
                            spec.weight.name(), c.n, c.k, c.m, spec.wg, spec.tpr, spec.rpl, spec.tile, spec.unroll,
-                           spec.features.subgroups ? ", subgroups" : "", u.a.chunks.size());
+                           spec.features.subgroups ? ", subgroups" : "",
+                           spec.features.dot4 ? ", int8 activations" : "", u.a.chunks.size());
   return row;
 }
 

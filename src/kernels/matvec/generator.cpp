@@ -70,7 +70,10 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   std::string out = t.render();
   if (s.features.dot4) {
     const std::string file8 = "kernels/matvec/fmt/i8/" + fmt_file(s.weight);
-    out += "\n" + Template(wgsl_file(file8), file8).set("W", w).render();
+    Template t8(wgsl_file(file8), file8);
+    t8.set("W", w);
+    if (s.weight.onnx) t8.set("BS", std::to_string(s.weight.block_size));
+    out += "\n" + t8.render();
   }
   return out;
 }

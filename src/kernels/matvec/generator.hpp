@@ -26,8 +26,8 @@ struct Options {
   std::optional<bool> int8;
 };
 
-// Formats the int8-activation path reads: the ggml integer formats (units a
-// multiple of 32 elements).
+// Formats the int8-activation path reads: the ggml integer formats and
+// 4-bit MatMulNBits (units a multiple of 32 elements).
 bool int8_supported(const WeightKind& kind);
 // Constants of the int8 quantization of x, shared by the WGSL and the twin:
 // a block's scale is amax * kInv127, and a block with amax < kInt8Tiny has

@@ -1,4 +1,5 @@
-// The int8-activation path of the matvec generator: which formats it reads,
+// The int8-activation path of the matvec generator: which formats it reads
+// (the integer ggml formats and 4-bit MatMulNBits),
 // and the lane step over int8 x codes (x staged by stage_i8.wgsl: xq codes
 // [TOKENS][TILE / 16] vec4<u32>, xd scales [TOKENS][TILE / 32], xsum code sums
 // [TOKENS][TILE / 16]).
@@ -14,7 +15,7 @@
 namespace blockq::matvec {
 
 bool int8_supported(const WeightKind& kind) {
-  if (kind.onnx) return false;
+  if (kind.onnx) return kind.bits == 4;  // 8-bit units hold 16 elements, half an x block
   switch (kind.format) {
     case Format::Q8_0: case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
     case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: return true;
