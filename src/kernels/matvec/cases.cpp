@@ -90,7 +90,10 @@ struct Mv {
   std::vector<uint32_t> pos;
   Options opt;
   bool subgroups_on = false;  // the case asks for subgroups (else exports use the portable path)
-  bool accuracy_int8 = false;  // MatMulNBits accuracy_level 4: int8 activations where the instance can
+  // int8 activations allowed (qmv activations=int8, MatMulNBits accuracy_level
+  // 4 with 4 bits): used where the instance has packed_4x8_integer_dot_product,
+  // else the case runs with f32 activations (as subgroups=on without subgroups).
+  bool int8_allowed = false;
   UploadOptions uo;
   contract::Shape out_shape;
 
@@ -100,7 +103,7 @@ struct Mv {
   KernelSpec spec(const gpu::Context& ctx, bool for_export) const {
     Options o = opt;
     if (for_export && !subgroups_on) o.subgroups = false;
-    if (accuracy_int8 && int8_supported(kind) && ctx.features().packed_dot4) o.int8 = true;
+    if (int8_allowed && ctx.features().packed_dot4) o.int8 = true;
     return plan(ctx, kind, n, k, m, hooks, o);
   }
 };
@@ -119,7 +122,11 @@ void read_options(Mv& c, const contract::json& o) {
   opt_u32("max_tile", c.opt.max_tile);
   const std::string act = o.value("activations", std::string("f32"));
   BQ_CHECK(act == "f32" || act == "int8", "case {}: activations '{}' is neither f32 nor int8", c.name, act);
-  if (act == "int8") c.opt.int8 = true;
+  if (act == "int8") {
+    BQ_CHECK(int8_supported(c.kind), "case {}: activations int8 needs an integer ggml format or 4-bit weights, not {}",
+             c.name, c.kind.name());
+    c.int8_allowed = true;
+  }
   const int64_t mcb = o.value("max_chunk_bytes", int64_t{0});
   BQ_CHECK(mcb >= 0, "case {}: max_chunk_bytes {} is negative", c.name, mcb);
   c.uo.max_chunk_bytes = uint64_t(mcb);
@@ -236,7 +243,7 @@ Mv nbits_case(const std::string& name, const contract::json& attrs, const contra
   c.x = A.as<float>();
   c.kind.onnx = true;
   c.kind.bits = uint8_t(bits);
-  c.accuracy_int8 = attrs.value("accuracy_level", int64_t{0}) == 4;
+  c.int8_allowed = attrs.value("accuracy_level", int64_t{0}) == 4 && int8_supported(c.kind);
   c.kind.block_size = bs;
   c.a = std::make_unique<OwnedWeight>();
   OnnxBlockMatrix& mat = c.a->onnx;
