@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -139,4 +139,33 @@ if [ "$mode" = arena ]; then
   $B/blockq bench matvec --formats q8_0 --shapes 49152x960 --batch 1,8 --rows 2>/dev/null > "$OUT/rows.txt"
   $B/blockq bench matvec --formats q4_0 --shapes 128256x2048 --batch 1,8 --rows 2>/dev/null >> "$OUT/rows.txt"
   grep -E "^[a-z]" "$OUT/rows.txt" | awk '{print $1, $2, $3, $4, $7, $8}'
+fi
+if [ "$mode" = int8 ]; then
+  # Int8 activations against f32 (session 5): the int8 parity tests, both paths
+  # on the 8B shapes twice, MatMulNBits 4-bit, the end-to-end run with and
+  # without --int8-activations, and ggml-Vulkan on the same shape.
+  timeout 100 $B/test_k_matvec --gtest_filter='MatvecInt8.*' > "$OUT/test_i8.log" 2>&1
+  echo "int8 tests exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_i8.log" | tr '\n' ' ')"
+  for r in 1 2; do
+    timeout 150 $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,onnx4 \
+      --shapes 4096x14336,14336x4096 --batch 1,8 --sweep "i8=0,1" 2>/dev/null > "$OUT/i8_ab_run$r.txt"
+  done
+  for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
+    set -- $p
+    for f in "" "--int8-activations"; do
+      echo "== $1 $2 $f" >> "$OUT/bench_run.txt"
+      timeout 100 $B/blockq bench run --preset $1 --type $2 $f 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
+        >> "$OUT/bench_run.txt"
+    done
+  done
+  if [ -f .devrun/anchors/tbo-vk.xz ]; then
+    xz -dkc .devrun/anchors/tbo-vk.xz > /tmp/tbo-vk && chmod +x /tmp/tbo-vk
+    timeout 90 /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT \
+      -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q4_K|q5_K|q6_K),type_b=f32,m=4096,n=(1|8),k=14336' 2>&1 \
+      | grep -E "MUL_MAT" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/ggml_vulkan.txt"
+  fi
+  echo "format shape batch f32/int8 (run 1) | (run 2)"
+  paste <(grep -E "^[a-z]" "$OUT/i8_ab_run1.txt" | awk '{print $1, $2, $3, $4}') \
+        <(grep -E "^[a-z]" "$OUT/i8_ab_run2.txt" | awk '{print $4}')
+  grep -E "^(==|generation|  total)" "$OUT/bench_run.txt"
 fi
