@@ -46,7 +46,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
   mv->add_option("--formats", o.formats, "Comma-separated formats");
   mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
-  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1 "
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1 "
                   "(i8=1: int8 activations)");
   mv->add_option("--samples", o.samples, "Timed passes per case (median)");
   mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
@@ -114,6 +114,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "sg") n.subgroups = u != 0;
           else if (key == "tile") n.max_tile = u;
           else if (key == "i8") n.int8 = u != 0;
+          else if (key == "zi") n.interleave = u != 0;
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

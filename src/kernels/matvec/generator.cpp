@@ -280,7 +280,9 @@ uint32_t shared_bytes(const KernelSpec& s) {
 
 gpu::Grid grid(const KernelSpec& s, uint32_t rows) {
   const uint64_t groups = (uint64_t{rows} + s.rpw() - 1) / s.rpw() * s.splits;
-  return gpu::wrap_workgroups(groups, s.max_groups, (s.m + s.tokens - 1) / s.tokens);
+  const uint32_t chunks = (s.m + s.tokens - 1) / s.tokens;
+  if (s.variant & kInterleaveChunks) return gpu::wrap_workgroups(groups * chunks, s.max_groups, 1);
+  return gpu::wrap_workgroups(groups, s.max_groups, chunks);
 }
 
 std::string wgsl(const KernelSpec& s) {
@@ -290,6 +292,8 @@ std::string wgsl(const KernelSpec& s) {
   t.set("ENABLE", s.features.subgroups ? "enable subgroups;" : "");
   t.set_u("K", s.k).set_u("KP", ui.kp).set_u("N", s.n).set_u("M", s.m).set_u("WG", s.wg).set_u("TPR", s.tpr);
   t.set_u("RPL", s.rpl).set_u("SPLITS", s.splits);
+  const bool inter = s.variant & kInterleaveChunks;
+  t.set("Z_OF", inter ? "lin0 % ZC" : "wid.z").set("LIN_OF", inter ? "lin0 / ZC" : "lin0");
   t.set_u("TOKENS", s.tokens).set_u("TILE", s.tile).set_u("UNROLL", s.unroll).set_u("UNIT", ui.unit);
   t.set_u("GROUP", ui.group ? ui.group : 8);
   t.set_f("EPS", s.hooks.eps);

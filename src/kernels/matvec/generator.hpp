@@ -24,7 +24,14 @@ struct Options {
   // codes and a scale, summed by dot4I8Packed. Default off (f32 activations);
   // on needs int8_supported(kind) and the WGSL language feature.
   std::optional<bool> int8;
+  // Token chunks (batches past TOKENS) of a row group as adjacent workgroups
+  // of one grid axis (spec.variant kInterleaveChunks) instead of the grid's
+  // z: the chunks of a row group run together and share its weight reads in
+  // L2. Default off.
+  std::optional<bool> interleave;
 };
+// KernelSpec::variant bits of the matvec family.
+inline constexpr uint32_t kInterleaveChunks = 1;
 
 // Formats the int8-activation path reads: the ggml integer formats and
 // 4-bit MatMulNBits (units a multiple of 32 elements).

@@ -24,6 +24,7 @@ const RPL: u32 = {{RPL}};      // rows per lane group: lane group lr has rows lr
 const LPW: u32 = WG / TPR;     // lane groups per workgroup
 const RPW: u32 = LPW * RPL;    // rows per workgroup
 const TOKENS: u32 = {{TOKENS}};
+const ZC: u32 = (M + TOKENS - 1u) / TOKENS;  // token chunks
 const TILE: u32 = {{TILE}};    // staged elements per token, a multiple of UNIT
 const TILE4: u32 = TILE / 4u;
 // xs keeps one vec4 of padding after each unit, so the lanes of a row, which
@@ -58,13 +59,14 @@ var<workgroup> nscale: array<f32, TOKENS>;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32{{SG_ARGS}}) {
-  let lin = wid.x + wid.y * nwg.x;       // linear workgroup id (wrapped past 65535)
+  let lin0 = wid.x + wid.y * nwg.x;      // linear workgroup id (wrapped past 65535)
+  let z = {{Z_OF}};                        // token chunk
+  let lin = {{LIN_OF}};                    // workgroup id within the chunk
   let wg = lin / SPLITS;                 // row group
   let slice = lin % SPLITS;              // slice of k: elements [kb, ke)
   let kb = slice * UPS * UNIT;
   let ke = min(KP, kb + UPS * UNIT);
   let live = wg * RPW < params.rows;     // a padding workgroup still joins the barriers
-  let z = wid.z;                         // token chunk
 {{LANES}}
 {{ROWS}}
   let valid = live && lr < LPW && row_first < params.rows;

@@ -244,6 +244,40 @@ TEST(Matvec, SplitKSlicesAddUpInOrder) {
   }
 }
 
+TEST(Matvec, InterleavedTokenChunksMatchTwin) {
+  // Token chunks as adjacent workgroups of one axis (Options::interleave):
+  // 3 chunks of 2 tokens (the last one short), with split-k slices between
+  // them, two weights, f32 and int8 activations, ragged n.
+  auto kinds = all_kinds();
+  uint32_t seed = 2600;
+  for (bool i8 : {false, true}) {
+    if (i8 && !test_context().features().packed_dot4) continue;
+    for (int i : {7, 8})  // q8_0, q4_K
+      for (const char* hn : {"store", "silu"})
+        for (uint32_t splits : {1u, 2u}) {
+          Case c{kinds[i], hook(hn), 45, kinds[i].block * (kinds[i].block >= 256 ? 3 : 11), 5, {}};
+          c.opt.interleave = true;
+          c.opt.int8 = i8;
+          c.opt.tokens = 2;
+          c.opt.splits = splits;
+          c.opt.wg = 64;
+          c.opt.tpr = 4;
+          if (i8) c.twin_ref_tol = 2e-2;
+          const KernelSpec spec = plan(test_context(), c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
+          EXPECT_EQ(spec.variant, kInterleaveChunks) << spec.key();
+          EXPECT_EQ(grid(spec, c.n).z, 1u) << spec.key();
+          auto e = run_case(c, seed++);
+          EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " " << hn << " splits=" << splits << " i8=" << i8;
+          EXPECT_LT(e.vs_ref, i8 ? 2e-2 : 5e-4) << kinds[i].name << " " << hn << " splits=" << splits;
+        }
+  }
+  // One chunk: nothing to interleave, the plain grid.
+  Options o;
+  o.interleave = true;
+  o.tokens = 2;
+  EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 64, 2, {}, o).variant, 0u);
+}
+
 TEST(Matvec, RopeLeavesRowsPastRopeRowsAlone) {
   // Q, K and V in one dispatch: rows [0, rope_rows) rotated, the rest stored.
   auto kinds = all_kinds();

@@ -206,6 +206,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
            lim.shared);
     }
   }
+  if (opt.interleave.value_or(false) && (m + s.tokens - 1) / s.tokens > 1) s.variant |= kInterleaveChunks;
   return s;
 }
 
