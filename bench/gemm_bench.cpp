@@ -64,7 +64,7 @@ template <typename Time>
 nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m, double flops,
                      double peak, Time& time, bool progress) {
   const auto lim = gemm::limits_of(ctx);
-  const auto def = *gemm::fit(lim, gemm::default_tiling(gemm::m_class(m)), {});
+  const auto def = *gemm::default_for(lim, n, k, m, {});
   std::vector<gemm::Tiling> all{def};
   for (const auto& t : gemm::candidates(lim, kind, {}, gemm::m_class(m)))
     if (!(t == def)) all.push_back(t);

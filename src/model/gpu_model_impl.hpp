@@ -108,6 +108,10 @@ struct GpuModel::Impl {
   gpu::Buffer q, k, v;                   // [batch, n_q | n_kv | n_kv] of unfused layers, or empty
   gpu::Buffer x_last;                    // [n_embd] the batch's last real token
   gpu::Buffer scores, logits, readback;  // [batch, n_head, n_ctx], [n_vocab], [n_vocab] mappable
+  // Split-k partials of the prompt gemms, shared (they run one after
+  // another). Grown when a projection needs more; a replaced buffer lives on
+  // in the bind groups of the projections prepared before.
+  gpu::Buffer gemm_part;
   std::vector<float> host_logits;
   std::unique_ptr<gpu::Recorder> rec;
 

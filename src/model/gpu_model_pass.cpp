@@ -145,6 +145,12 @@ void GpuModel::Impl::prepare_batch() {
     a.crossover = opt.crossover;
     a.tuned = opt.gemm_tuned;
     try {
+      if (const uint64_t need = gemm::partial_bytes(*ctx, a)) {
+        if (!gemm_part || gemm_part.size() < need) {
+          gemm_part = act(need / 4, "gemm.partials");
+        }
+        a.part = &gemm_part;
+      }
       return Proj{gemm::matmul(*ctx, a)};
     } catch (const Error& e) {
       fail("{}: the prompt matmul of '{}' (m = {}) cannot be prepared: {}", file.name(), mw.label, batch, e.what());

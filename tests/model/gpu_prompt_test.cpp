@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/gemm/generator.hpp"
 #include "kernels/norm/twin.hpp"
 #include "kernels/rope/twin.hpp"
 #include "model/cpu_forward.hpp"
@@ -119,6 +120,35 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuPrompt,
                                               traits(info.param.type).name, info.param.rope_freqs ? "_ropefreqs" : "",
                                               kv_type_name(info.param.kv));
                          });
+
+// A prompt batch of more than 128 tokens: the gemm's default for it splits k
+// in two (few output tiles), so every projection writes split-k partials into
+// the model's one shared scratch and split_sum runs the epilogues (Store,
+// Acc, SiLU gate). The whole prompt in one padded batch against the CPU.
+TEST(GpuPromptSplitK, LargeBatchMatchesCpuReference) {
+  const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0, false));
+  const uint32_t batch = 160;
+  GpuModel g(testing_support::test_context(), f, {.n_ctx = 192, .batch = batch, .crossover = 4u});
+  EXPECT_EQ(g.prompt_gemm_count(), g.prompt_projection_count());
+  const auto& cfg = g.config();
+  const auto lim = gemm::limits_of(testing_support::test_context());
+  WeightKind q8;
+  q8.format = Format::Q8_0;
+  EXPECT_EQ(gemm::plan(lim, q8, cfg.n_ff, cfg.n_embd, batch, {}).splits, 2u)
+      << "the tiny model's ffn gemm should split k at m = " << batch;
+  CpuModel cpu(f, {ForwardMode::F32, 192, 1, KvType::F16});
+  const Tokenizer tok(from_gguf(f));
+  std::vector<TokenId> prompt = tok.tokenize(kLongText, true);
+  ASSERT_GT(prompt.size(), 32u);
+  if (prompt.size() > batch) prompt.resize(batch);
+  const auto a = g.eval_step(prompt);
+  const auto c = cpu.eval(prompt);
+  const double e = max_rel_err(a, c);
+  EXPECT_LT(e, kRelBound);
+  EXPECT_EQ(argmax(a), argmax(c));
+  std::printf("[ llama q8_0 ] %zu prompt tokens in one gemm batch of %u (split k): max rel err %.3g\n",
+              prompt.size(), batch, e);
+}
 
 // rope_freqs one token at a time (matvec Store, then GpuRope with the
 // factors). The factors must matter at these positions: the CPU's logits

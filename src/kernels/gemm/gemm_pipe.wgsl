@@ -11,6 +11,9 @@
 // order per output: acc = acc + x * w. Loads clamp ragged tokens and rows to
 // the last valid one (their outputs are not stored); only the stores of a
 // workgroup that reaches past M or the chunk's rows check bounds.
+// Split-k (SPLITS > 1): workgroup z sums steps [z SPS, (z + 1) SPS) and
+// stores its raw sums in the partial y [SPLITS][weights][M][N]; split_sum
+// adds the slices in order and runs the epilogue.
 const K: u32 = {{K}};          // reduction length (elements), a multiple of TK
 const K4: u32 = K / 4u;
 const TM: u32 = {{TM}};        // tokens per workgroup tile
@@ -20,6 +23,8 @@ const RN: u32 = {{RN}};        // rows per invocation (a multiple of 4)
 const TK: u32 = {{TK}};        // elements of k per step
 const TK4: u32 = TK / 4u;
 const NS: u32 = K / TK;        // steps
+const SPLITS: u32 = {{SPLITS}};  // slices of the steps (split-k; 1: all of k)
+const SPS: u32 = (NS + SPLITS - 1u) / SPLITS;  // steps per slice
 const TMT: u32 = TM / RM;      // invocations along tokens
 const TNT: u32 = TN / RN;      // invocations along rows
 const WG: u32 = TMT * TNT;
@@ -33,7 +38,7 @@ struct Params { row0: u32, rows: u32, m: u32, n: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]
 {{BINDINGS}}
-var<workgroup> xs: array<vec4<f32>, 2u * XB>;   // 2 x [TK][TM / 4] staged x, k-major
+{{XS_DECL}}
 {{WS_DECL}}
 
 {{DECODE_HELPERS}}
@@ -54,23 +59,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   // consecutive words of a k row).
 {{SLOTS}}
 {{ACC_DECL}}
-  {
-    let k1 = 0u;
-    let nb = 0u;
-{{LOAD}}
-{{PUT}}
-  }
-  workgroupBarrier();
-  for (var s = 0u; s < NS; s++) {
-    let k1 = min(s + 1u, NS - 1u) * TK;  // the next step (the last one reloads itself, unused)
-    let nb = (s + 1u) & 1u;
-{{LOAD}}
-    let xb = (s & 1u) * XB;
-    let wb = (s & 1u) * WB;
-{{INNER}}
-{{PUT}}
-    workgroupBarrier();
-  }
+{{MAIN}}
   if (interior) {
 {{STORE_FAST}}
   } else {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kernels/common/split_sum.hpp"
 #include "kernels/gemm/parts.hpp"
 #include "kernels/matvec/layout.hpp"
 #include "util/embedded_wgsl.hpp"
@@ -37,6 +38,11 @@ std::string acc(const std::string& w, uint32_t i, uint32_t j) { return fmt::form
 
 std::string epilogue(const KernelSpec& s, const std::string& idx, uint32_t i, uint32_t j) {
   const std::string v = acc("A", i, j);
+  if (s.splits > 1) {  // raw sums into the partials [SPLITS][weights][M][N] (pbase: this slice's)
+    std::string o = fmt::format("y[pbase + {}] = {};", idx, v);
+    if (weights(s.hooks) == 2) o += fmt::format(" y[pbase + params.m * params.n + {}] = {};", idx, acc("B", i, j));
+    return o;
+  }
   switch (s.hooks.epilogue) {
     case Epilogue::Acc: return fmt::format("y[{0}] = y[{0}] + {1};", idx, v);
     case Epilogue::SiluGate: return fmt::format("y[{0}] = ({1} / (1.0 + exp(-{1}))) * {2};", idx, v, acc("B", i, j));
@@ -152,9 +158,9 @@ std::string store(const KernelSpec& s, bool checked) {
   return o;
 }
 
-Tiling from_spec(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant}; }
+Tiling from_spec(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant, s.splits}; }
 
-bool pipelined(const Tiling& t) { return t.algo == kPipelined || t.algo == kPipelinedUnrolled; }
+bool pipelined(const Tiling& t) { return t.algo != kClassic; }
 
 }  // namespace
 
@@ -166,21 +172,36 @@ Limits limits_of(const gpu::Context& ctx) {
   l.shared = ctx.limits().maxComputeWorkgroupStorageSize;
   l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
   l.subgroup_matrix = ctx.features().subgroup_matrix;
+  l.max_binding = ctx.limits().maxStorageBufferBindingSize;
   return l;
 }
 
 uint32_t m_class(uint32_t m) { return m <= 32 ? 0 : m <= 128 ? 1 : m <= 512 ? 2 : 3; }
 
-// Defaults per m class, from the H200 sweep of every candidate at m = 512
-// (docs/perf): 128x128 tiles of 8x8 blocks, TK 16, with the pipelined,
-// unrolled k loop had the best mean over the two 8B shapes and two formats
-// (35-41% of the FMA rate); 64x64 r4x4 TK 16 came next (35-39%).
+// Defaults per m class, from the H200 sweeps of every candidate (docs/perf).
+// Prompts of more than 128 tokens: 128x128 tiles of 8x8 blocks, 8-element k
+// steps in the paired loop (constant buffer halves, so the inner loop's tile
+// reads need no run-time clamp under Dawn's robustness). At m = 2048 that
+// took 54% of the FMA rate, against 46% for 16-element steps in the plain
+// unrolled loop. At m = 512 the grid is a few waves of workgroups, and
+// splitting k in two took q8_0 4096x14336 from 47.7% to 52.8% and 14336x4096
+// from 46.9% to 51.9% (default_for); at m = 2048 it cost 0.5-1.5 points.
 Tiling default_tiling(uint32_t mclass) {
   switch (mclass) {
     case 0: return {32, 64, 2, 4, 32};
     case 1: return {64, 64, 4, 4, 16};
-    default: return {128, 128, 8, 8, 16, kPipelinedUnrolled};
+    default: return {128, 128, 8, 8, 8, kPipelinedPaired};
   }
+}
+
+std::optional<Tiling> default_for(const Limits& lim, uint32_t n, uint32_t k, uint32_t m, const Hooks& hooks) {
+  auto t = fit(lim, default_tiling(m_class(m)), hooks);
+  if (!t || m_class(m) < 2) return t;
+  const uint64_t tiles = (uint64_t{m} + t->tile_m - 1) / t->tile_m * ((uint64_t{n} + t->tile_n - 1) / t->tile_n);
+  if (tiles < kSplitBelowTiles && k / t->tile_k >= 2 &&
+      split_sum::partial_bytes(2, hooks, m, n) <= lim.max_binding)
+    t->splits = 2;
+  return t;
 }
 
 uint32_t shared_bytes(const Tiling& t, const Hooks& h) {
@@ -189,15 +210,18 @@ uint32_t shared_bytes(const Tiling& t, const Hooks& h) {
 }
 
 std::string label(const Tiling& t) {
-  return fmt::format("{}x{} r{}x{} tk{}{}", t.tile_m, t.tile_n, t.reg_m, t.reg_n, t.tile_k,
-                     t.algo == kPipelined ? " pipe" : t.algo == kPipelinedUnrolled ? " pipe-unroll" : "");
+  const char* algo[] = {"", " pipe", " pipe-unroll", " pipe-pair"};
+  return fmt::format("{}x{} r{}x{} tk{}{}{}", t.tile_m, t.tile_n, t.reg_m, t.reg_n, t.tile_k,
+                     t.algo <= kPipelinedPaired ? algo[t.algo] : " ?",
+                     t.splits > 1 ? fmt::format(" sk{}", t.splits) : std::string());
 }
 
 std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
   if (!t.tile_m || !t.tile_n || !t.reg_m || !t.reg_n || !t.tile_k) return std::nullopt;
   if (t.tile_m % t.reg_m || t.tile_n % t.reg_n || t.tile_m % 4 || t.tile_n % 4 || t.tile_k % 4 || 32 % t.tile_k)
     return std::nullopt;
-  if (t.algo > kPipelinedUnrolled || (pipelined(t) && (t.reg_m % 4 || t.reg_n % 4))) return std::nullopt;
+  if (t.algo > kPipelinedPaired || (pipelined(t) && (t.reg_m % 4 || t.reg_n % 4))) return std::nullopt;
+  if (t.splits < 1 || t.splits > kMaxSplits || (t.splits > 1 && !pipelined(t))) return std::nullopt;
   auto inv = [&] { return (t.tile_m / t.reg_m) * (t.tile_n / t.reg_n); };
   while (inv() > lim.invocations) {
     if (t.reg_m < 8 && t.reg_m * 2 <= t.tile_m) t.reg_m *= 2;
@@ -217,7 +241,7 @@ std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& h) {
 }
 
 std::vector<Tiling> candidates(const Limits& lim, const WeightKind&, const Hooks& h, uint32_t mclass) {
-  const uint32_t P = kPipelined, U = kPipelinedUnrolled;
+  const uint32_t P = kPipelined, U = kPipelinedUnrolled, D = kPipelinedPaired;
   std::vector<Tiling> base = {default_tiling(mclass), {32, 64, 2, 4, 32}, {64, 64, 4, 4, 32},
                               {128, 64, 8, 4, 32},   {64, 128, 4, 8, 32}, {128, 128, 8, 8, 16},
                               {32, 32, 2, 2, 32},    {64, 64, 4, 4, 16},  {16, 128, 1, 8, 32},
@@ -227,7 +251,13 @@ std::vector<Tiling> candidates(const Limits& lim, const WeightKind&, const Hooks
                               {64, 64, 4, 4, 16, P},   {32, 64, 4, 4, 32, P},  {128, 256, 8, 8, 8, P},
                               {256, 128, 8, 8, 8, P},  {64, 64, 8, 8, 16, P},
                               // the same with the k loop written out
-                              {128, 128, 8, 8, 16, U}, {128, 64, 8, 4, 16, U}, {64, 128, 8, 8, 16, U}};
+                              {128, 128, 8, 8, 16, U}, {128, 64, 8, 4, 16, U}, {64, 128, 8, 8, 16, U},
+                              // steps in pairs (constant buffer halves); split-k for grids of few tiles
+                              {128, 128, 8, 8, 16, D}, {128, 64, 8, 4, 16, D}, {128, 128, 8, 8, 16, U, 2},
+                              {128, 128, 8, 8, 16, D, 2}, {128, 128, 8, 4, 16, D}, {128, 128, 8, 4, 16, U},
+                              // 8- and 4-element steps
+                              {128, 128, 8, 8, 8, D}, {128, 128, 8, 8, 8, D, 2}, {128, 128, 8, 8, 8, D, 4},
+                              {128, 128, 8, 8, 8, U}, {128, 128, 8, 8, 4, D}, {128, 128, 8, 4, 8, D}};
   std::vector<Tiling> out;
   for (const auto& b : base) {
     auto f = fit(lim, b, h);
@@ -258,7 +288,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   BQ_CHECK(hooks.prologue == Prologue::None && !hooks.bias && hooks.epilogue != Epilogue::Rope,
            "gemm {}: only the Store, Acc and SiluGate epilogues are supported", kind.name());
   const Tiling want = tiling.value_or(default_tiling(m_class(m)));
-  auto t = fit(lim, want, hooks);
+  auto t = tiling ? fit(lim, want, hooks) : default_for(lim, n, k, m, hooks);
   BQ_CHECK(t.has_value(), "gemm {}: tiling {}x{} reg {}x{} tk {} does not fit {} invocations / {} bytes",
            kind.name(), want.tile_m, want.tile_n, want.reg_m, want.reg_n, want.tile_k, lim.invocations,
            lim.shared);
@@ -274,6 +304,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   s.reg_n = t->reg_n;
   s.tile = t->tile_k;
   s.variant = t->algo;
+  s.splits = std::min(t->splits, k / t->tile_k);  // whole steps per slice, at least one
   s.wg = threads(s);
   s.tpr = 1;
   s.tokens = 1;
@@ -316,7 +347,7 @@ gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m) {
   const uint64_t gx = (uint64_t{rows} + s.tile_n - 1) / s.tile_n, gy = (uint64_t{m} + s.tile_m - 1) / s.tile_m;
   BQ_CHECK(gx <= s.max_groups && gy <= s.max_groups, "gemm {}: {}x{} workgroups past the limit {}", s.key(), gx,
            gy, s.max_groups);
-  return {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
+  return {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), s.splits};
 }
 
 }  // namespace blockq::gemm

@@ -25,21 +25,31 @@ bool supported(Format f);
 //    clamp ragged rows and tokens, only edge stores check bounds. Needs
 //    RM, RN multiples of 4.
 //  kPipelinedUnrolled: kPipelined with the TK loop written out.
-enum Algo : uint32_t { kClassic = 0, kPipelined = 1, kPipelinedUnrolled = 2 };
+//  kPipelinedPaired: kPipelinedUnrolled with the step loop written out in
+//    pairs, so each step's buffer half is a constant: the staged tiles are
+//    2-D arrays [2 TK][TM / 4 + 1] indexed by constant k rows, and the
+//    column index (an invocation's constant) is the only one bounds-clamped.
+enum Algo : uint32_t { kClassic = 0, kPipelined = 1, kPipelinedUnrolled = 2, kPipelinedPaired = 3 };
 
-// A tile shape a caller (test, bench, autotuner) may force.
+// A tile shape a caller (test, bench, autotuner) may force. splits > 1 (a
+// pipelined algo only) cuts k into that many slices of whole TK steps, summed
+// by their own workgroups (the grid's z) into partials that split_sum adds:
+// more workgroups when the output has few tiles.
 struct Tiling {
   uint32_t tile_m = 0, tile_n = 0, reg_m = 0, reg_n = 0, tile_k = 0;
   uint32_t algo = kClassic;
+  uint32_t splits = 1;
   bool operator==(const Tiling&) const = default;
 };
-// "128x128 r8x8 tk16 pipe" (the bench's and tuner's label).
+inline constexpr uint32_t kMaxSplits = 16;
+// "128x128 r8x8 tk16 pipe sk2" (the bench's and tuner's label).
 std::string label(const Tiling& t);
 
 // The device facts plan() uses.
 struct Limits {
   uint32_t invocations = 256, shared = 16384, max_groups = 65535;
   bool subgroup_matrix = false;  // reported, but no path uses it (docs/KERNELS_GEMM.md)
+  uint64_t max_binding = 128ull << 20;  // maxStorageBufferBindingSize (split-k partials must fit)
 };
 Limits limits_of(const gpu::Context& ctx);
 
@@ -49,6 +59,13 @@ uint32_t m_class(uint32_t m);
 
 // The default tiling of an m class, before fitting to the limits.
 Tiling default_tiling(uint32_t mclass);
+// Output tiles below which the default of m > 128 splits k in two.
+inline constexpr uint64_t kSplitBelowTiles = 512;
+// The default for one problem: default_tiling(m_class(m)) fitted to the
+// limits, with k split in two when m > 128, the output has fewer than
+// kSplitBelowTiles tiles, and the partials fit one binding. nullopt when
+// nothing fits.
+std::optional<Tiling> default_for(const Limits& lim, uint32_t n, uint32_t k, uint32_t m, const Hooks& hooks);
 // Candidate tilings the autotuner times (all fitted to the limits, deduplicated).
 std::vector<Tiling> candidates(const Limits& lim, const WeightKind& kind, const Hooks& hooks, uint32_t mclass);
 

@@ -59,20 +59,42 @@ bool gemm_reads(const WeightKind& kind, uint32_t k) {
   return !kind.onnx && supported(kind.format) && k % std::max<uint32_t>(32, traits(kind.format).block_elems) == 0;
 }
 
-Matmul matmul(const gpu::Context& ctx, const MatmulArgs& a) {
+namespace {
+
+// The gemm spec matmul() runs for a, or nullopt when it runs matvec.
+std::optional<KernelSpec> gemm_spec(const gpu::Context& ctx, const MatmulArgs& a) {
   BQ_CHECK(a.mv_a && a.x && a.y && a.m > 0, "matmul: a weight, x, y and m > 0 are required");
   const WeightKind kind = a.mv_a->kind;
   const uint32_t n = a.mv_a->n, k = a.mv_a->k;
-  const bool gemm = gemm_reads(kind, k) && a.m > (a.crossover ? *a.crossover : crossover(ctx, kind));
+  if (!gemm_reads(kind, k) || a.m <= (a.crossover ? *a.crossover : crossover(ctx, kind))) return std::nullopt;
+  std::optional<Tiling> t;
+  if (a.tuned) t = tune(ctx, kind, n, k, m_class(a.m), a.hooks).tiling;
+  // A tuned split-k needs partials for this m; past the binding limit it runs unsplit.
+  if (t && t->splits > 1 &&
+      split_sum::partial_bytes(t->splits, a.hooks, a.m, n) > ctx.limits().maxStorageBufferBindingSize)
+    t->splits = 1;
+  return plan(ctx, kind, n, k, a.m, a.hooks, t);
+}
+
+}  // namespace
+
+Matmul matmul(const gpu::Context& ctx, const MatmulArgs& a) {
   Matmul out;
-  if (gemm) {
-    std::optional<Tiling> t;
-    if (a.tuned) t = tune(ctx, kind, n, k, m_class(a.m), a.hooks).tiling;
-    out.p_ = prepare(ctx, plan(ctx, kind, n, k, a.m, a.hooks, t), {a.mv_a, a.mv_b, a.x, a.y, a.m});
+  if (auto s = gemm_spec(ctx, a)) {
+    Args ga{a.mv_a, a.mv_b, a.x, a.y, a.m};
+    ga.part = a.part;
+    out.p_ = prepare(ctx, *s, ga);
   } else {
-    out.p_ = matvec::prepare(ctx, matvec::plan(ctx, kind, n, k, a.m, a.hooks), {a.mv_a, a.mv_b, a.x, a.y});
+    const WeightKind kind = a.mv_a->kind;
+    out.p_ = matvec::prepare(ctx, matvec::plan(ctx, kind, a.mv_a->n, a.mv_a->k, a.m, a.hooks),
+                             {a.mv_a, a.mv_b, a.x, a.y});
   }
   return out;
+}
+
+uint64_t partial_bytes(const gpu::Context& ctx, const MatmulArgs& a) {
+  const auto s = gemm_spec(ctx, a);
+  return s && s->splits > 1 ? split_sum::partial_bytes(s->splits, a.hooks, a.m, s->n) : 0;
 }
 
 }  // namespace blockq::gemm

@@ -28,6 +28,23 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
   p.spec = spec;
   p.m = args.m;
   p.kernel_ = &ctx.kernel(label, label, [&] { return wgsl(spec); });
+  const gpu::Buffer* out = args.y;
+  if (spec.splits > 1) {
+    const uint64_t pb = split_sum::partial_bytes(spec.splits, spec.hooks, args.m, spec.n);
+    BQ_CHECK(pb <= ctx.limits().maxStorageBufferBindingSize,
+             "gemm {}: {} split-k partials of {} tokens need {} bytes, past the binding limit {}", label,
+             spec.splits, args.m, pb, ctx.limits().maxStorageBufferBindingSize);
+    if (args.part) {
+      BQ_CHECK(args.part->size() >= pb, "gemm {}: partials '{}' hold {} bytes, need {}", label,
+               args.part->label(), args.part->size(), pb);
+      out = args.part;
+    } else {
+      p.own_part_ = ctx.create_buffer(pb, gpu::kStorage, label + ".partials");
+      out = &p.own_part_;
+    }
+    p.sum_ = split_sum::prepare(ctx, split_sum::plan(ctx, spec.splits, spec.hooks), *out, *args.y, {}, args.m,
+                                spec.n);
+  }
   for (size_t ci = 0; ci < a.chunks.size(); ++ci) {
     const auto& c = a.chunks[ci];
     if (silu)
@@ -47,7 +64,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
       b.push_back(args.b->chunks[ci].main.binding());
       if (side) b.push_back(args.b->chunks[ci].side.binding());
     }
-    b.push_back({args.y});
+    b.push_back({out});
     std::vector<bool> uni(b.size(), false);
     uni[0] = true;
     std::unique_ptr<bool[]> flags(new bool[uni.size()]);
@@ -60,6 +77,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
 
 void Prepared::record(gpu::Recorder& rec) const {
   for (size_t i = 0; i < groups_.size(); ++i) rec.dispatch(*kernel_, groups_[i], grids_[i]);
+  if (sum_) sum_->record(rec);
 }
 
 }  // namespace blockq::gemm

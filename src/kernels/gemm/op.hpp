@@ -3,11 +3,13 @@
 // allocation) over a weight uploaded once by matvec::upload (the gemm reads
 // the matvec layout, row chunk by row chunk, so one copy serves both kernels).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpu/context.hpp"
 #include "gpu/recorder.hpp"
+#include "kernels/common/split_sum.hpp"
 #include "kernels/gemm/generator.hpp"
 #include "kernels/matvec/op.hpp"
 
@@ -19,6 +21,9 @@ struct Args {
   const gpu::Buffer* x = nullptr;      // [m, k] f32
   const gpu::Buffer* y = nullptr;      // [m, n] f32
   uint32_t m = 0;                      // tokens
+  // Split-k: a scratch for the partials (split_sum::partial_bytes), which
+  // callers that run one kernel at a time may share; null: prepare makes one.
+  const gpu::Buffer* part = nullptr;
 };
 
 class Prepared {
@@ -33,6 +38,8 @@ class Prepared {
   std::vector<gpu::Buffer> params_;  // uniform {row0, rows, m, n} per chunk
   std::vector<gpu::BindGroup> groups_;
   std::vector<gpu::Grid> grids_;
+  gpu::Buffer own_part_;                    // split-k partials when Args::part is null
+  std::optional<split_sum::Prepared> sum_;  // split-k: adds the slices, runs the epilogue
 };
 
 // Compiles (or finds in the cache) spec's kernel and binds args, one bind

@@ -40,12 +40,13 @@ const char* epilogue_name(const Hooks& h) {
 
 nlohmann::json to_json(const Tiling& t) {
   return {{"tile_m", t.tile_m}, {"tile_n", t.tile_n}, {"reg_m", t.reg_m},
-          {"reg_n", t.reg_n},   {"tile_k", t.tile_k}, {"algo", t.algo}};
+          {"reg_n", t.reg_n},   {"tile_k", t.tile_k}, {"algo", t.algo}, {"splits", t.splits}};
 }
 
 Tiling from_json(const nlohmann::json& j) {
   return {j.at("tile_m").get<uint32_t>(), j.at("tile_n").get<uint32_t>(), j.at("reg_m").get<uint32_t>(),
-          j.at("reg_n").get<uint32_t>(), j.at("tile_k").get<uint32_t>(), j.value("algo", 0u)};
+          j.at("reg_n").get<uint32_t>(), j.at("tile_k").get<uint32_t>(), j.value("algo", 0u),
+          j.value("splits", 1u)};
 }
 
 }  // namespace
@@ -92,7 +93,9 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
   const Limits lim = limits_of(ctx);
   TuneResult res;
   res.key = fmt::format("{}.n{}.k{}.c{}.{}", kind.name(), n, k, mclass, epilogue_name(hooks));
-  auto def = fit(lim, default_tiling(mclass), hooks);
+  static const uint32_t rep_m[] = {32, 128, 512, 2048};
+  const uint32_t m = opt.m ? opt.m : rep_m[std::min<uint32_t>(mclass, 3)];
+  auto def = default_for(lim, n, k, m, hooks);
   BQ_CHECK(def.has_value(), "gemm tune {}: the default tiling does not fit the limits", res.key);
   res.default_tiling = *def;
   res.tiling = *def;
@@ -112,8 +115,6 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
       }
     }
   }
-  static const uint32_t rep_m[] = {32, 128, 512, 2048};
-  const uint32_t m = opt.m ? opt.m : rep_m[std::min<uint32_t>(mclass, 3)];
   const bool silu = hooks.epilogue == Epilogue::SiluGate;
   auto blocks = random_blocks(kind.format, n, k, 5);
   matvec::HostWeight hw{kind, n, k, blocks};

@@ -1,6 +1,7 @@
 // The gemm CPU twin and float64 reference (order stated in twin.hpp).
 #include "kernels/gemm/twin.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.hpp"
@@ -30,16 +31,24 @@ std::vector<T> run(const KernelSpec& s, const TwinInputs& in) {
   for (uint32_t t = 0; t < in.m; ++t)
     for (uint32_t r = 0; r < s.n; ++r) {
       const float* x = in.x.data() + size_t{t} * s.k;
+      // Split-k: slice z sums steps [z sps, (z + 1) sps) of TK elements in
+      // order; the slices' sums are then added in order (split_sum).
+      const uint32_t steps = s.k / s.tile, sps = (steps + s.splits - 1) / s.splits;
       T a = 0, b = 0;
-      for (uint32_t k0 = 0; k0 < s.k; k0 += s.tile)  // k tiles in order
-        for (uint32_t e = k0; e < k0 + s.tile; ++e) {
-          const T p = T(wa[size_t{r} * s.k + e]) * T(x[e]);
-          a = a + p;
-          if (silu) {
-            const T q = T(wb[size_t{r} * s.k + e]) * T(x[e]);
-            b = b + q;
+      for (uint32_t z = 0; z < s.splits; ++z) {
+        T pa = 0, pb = 0;
+        for (uint32_t st = z * sps; st < std::min(steps, (z + 1) * sps); ++st)  // k tiles in order
+          for (uint32_t e = st * s.tile; e < (st + 1) * s.tile; ++e) {
+            const T p = T(wa[size_t{r} * s.k + e]) * T(x[e]);
+            pa = pa + p;
+            if (silu) {
+              const T q = T(wb[size_t{r} * s.k + e]) * T(x[e]);
+              pb = pb + q;
+            }
           }
-        }
+        a = z == 0 ? pa : a + pa;
+        b = z == 0 ? pb : b + pb;
+      }
       const size_t o = size_t{t} * s.n + r;
       switch (s.hooks.epilogue) {
         case Epilogue::Acc: y[o] = T(in.y_in[o]) + a; break;

@@ -8,6 +8,8 @@
 // Summation order, per output (t, r): over the k tiles in order, within a
 // tile over k in order, acc = acc + w[e] * x[t, e] (a separate multiply and
 // add; the tiling does not change the order, so this is one pass over k).
+// With split-k each slice of whole k tiles is such a pass from 0, and the
+// slices' sums are added in slice order.
 // Epilogue: store, y = y + acc, or silu(acc_gate) * acc_up with silu(v) =
 // v / (1 + exp(-v)). The GPU may contract a * b + c into one FMA, so parity
 // is checked to a tolerance.
