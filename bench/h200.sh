@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -168,4 +168,18 @@ if [ "$mode" = int8 ]; then
   paste <(grep -E "^[a-z]" "$OUT/i8_ab_run1.txt" | awk '{print $1, $2, $3, $4}') \
         <(grep -E "^[a-z]" "$OUT/i8_ab_run2.txt" | awk '{print $4}')
   grep -E "^(==|generation|  total)" "$OUT/bench_run.txt"
+fi
+if [ "$mode" = gemm6 ]; then
+  # The GEMM defaults of session 6 (8-element paired steps, k split below 512
+  # tiles): gemm and prompt-model parity, then default against tuned on every
+  # format at m = 512 and on q8_0/q4_0 at m = 64 and 2048.
+  timeout 120 $B/test_k_gemm > "$OUT/test_gemm.log" 2>&1
+  echo "test_k_gemm exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_gemm.log" | tr '\n' ' ')"
+  timeout 90 $B/test_model --gtest_filter='*GpuPrompt*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  timeout 250 $B/blockq bench gemm --formats q8_0,q4_0,q4_1,q4_K,q6_K,f16 --shapes 4096x14336,14336x4096 --m 512 \
+    --samples 5 2>/dev/null > "$OUT/gemm512.txt"
+  timeout 150 $B/blockq bench gemm --formats q8_0,q4_0 --shapes 4096x14336,14336x4096 --m 64,2048 --samples 3 \
+    2>/dev/null > "$OUT/gemm64_2048.txt"
+  cat "$OUT/gemm512.txt" "$OUT/gemm64_2048.txt" | grep -v "^ *{"
 fi
