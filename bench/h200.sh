@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -182,4 +182,20 @@ if [ "$mode" = gemm6 ]; then
   timeout 150 $B/blockq bench gemm --formats q8_0,q4_0 --shapes 4096x14336,14336x4096 --m 64,2048 --samples 3 \
     2>/dev/null > "$OUT/gemm64_2048.txt"
   cat "$OUT/gemm512.txt" "$OUT/gemm64_2048.txt" | grep -v "^ *{"
+fi
+if [ "$mode" = breakdown ]; then
+  # Session 7: where a matvec's time goes. The timing probes cut the x
+  # staging (probe 1), the lane loop (2) or both (3) out of the planned
+  # kernel, or reduce the loop to the weight loads (4). Parity first.
+  timeout 120 $B/test_k_matvec --gtest_filter='*Probe*:MatvecInt8.*' > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  row() { grep -E "^[a-z]" "$1" | awk '{print $1, $2, "b"$3, $4, $7, $10}' | sed 's/matvec\.//; s/\.g65535//; s/n[0-9]*\.k[0-9]*\.m[0-9]*\.//'; }
+  timeout 150 $B/blockq bench matvec --formats q8_0,q4_0,q4_K --shapes 4096x14336,14336x4096 --batch 1,8 \
+    --sweep "i8=1;probe=0,1,2,3,4" 2>/dev/null > "$OUT/probe_i8.txt"
+  timeout 100 $B/blockq bench matvec --formats f16,q8_0 --shapes 4096x14336,14336x4096 --batch 1,8 \
+    --sweep "i8=0;probe=0,1,2,3,4" 2>/dev/null > "$OUT/probe_f32.txt"
+  # More loads in flight per lane: the loads-only kernel and the plan, unrolled.
+  timeout 60 $B/blockq bench matvec --formats q8_0 --shapes 4096x14336 --batch 1 \
+    --sweep "i8=1;probe=4,0;unroll=1,2,3" 2>/dev/null > "$OUT/probe_mlp.txt"
+  for f in probe_i8 probe_f32 probe_mlp; do echo "== $f"; row "$OUT/$f.txt"; done
 fi

@@ -116,8 +116,8 @@ namespace {
 // sum the raw codes times x over each scale group, then add scale * sum (and
 // min * sum(x), staged in the unit's padding vec4) to the token's accumulator;
 // float formats add each chunk's products directly. (Loading the next step's
-// units before computing, or before staging x, was slower on the H200: the
-// doubled unit registers spilled at 1024 invocations.)
+// units before computing, or before staging x, was slower on the H200 or no
+// faster: docs/perf/2026-12-01-session7-h200.md.)
 std::string unit_loop(const KernelSpec& s, const UnitInfo& ui) {
   const std::vector<std::string> ws = detail::weight_names(s);
   const uint32_t gch = ui.group ? ui.group / 8 : 1;  // chunks per group
@@ -249,6 +249,45 @@ std::string epilogue(const KernelSpec& s) {
       break;
   }
   return o;
+}
+
+// Timing probes (Options::probe, bench only): the same kernel with a part
+// cut out, to show where its time goes. Their outputs are meaningless. A
+// removed part keeps one read of each binding behind a condition that never
+// holds (params.pad is 0), so the pipeline's bindings stay the same.
+void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
+  const Probe p = probe_of(s);
+  const std::string never = "params.pad == 0xFFFFFFFFu";
+  const std::string a0 = detail::acc("A", 0, 0);
+  if (p == Probe::NoStage || p == Probe::Base) {
+    const std::string keep = s.features.dot4 ? "xq[0] = bitcast<vec4<u32>>(x4[0]);" : "xs[0] = x4[0];";
+    t.set("STAGE", fmt::format("    if ({}) {{ {} }}\n    workgroupBarrier();\n", never, keep));
+    t.set("SUMX", "");
+  }
+  if (p == Probe::NoLoop || p == Probe::Base) {
+    std::string keep;
+    for (const auto& w : detail::weight_names(s)) {
+      keep += fmt::format(" + f32(main{}[u].x)", w);
+      if (ui.has_side) keep += fmt::format(" + f32(side{}[u])", w);
+    }
+    t.set("UNIT_LOOP", fmt::format("        if ({}) {{ {} = {}{}; }}\n", never, a0, a0, keep));
+  }
+  if (p == Probe::Loads) {
+    // The step's loads and the cheapest use of every word: each chunk's
+    // first and last code (and each group's scale), with no x read.
+    std::string o = detail::unit_loads(s);
+    for (uint32_t j = 0; j < s.unroll; ++j)
+      for (uint32_t i = 0; i < s.rpl; ++i)
+        for (const auto& w : detail::weight_names(s)) {
+          const std::string un = detail::unit_name(j, w, i);
+          std::string sum;
+          for (uint32_t c = 0; c < ui.chunks; ++c)
+            sum += fmt::format(" + chunk{0}({1}, {2}u).a.x + chunk{0}({1}, {2}u).b.w", w, un, c);
+          for (uint32_t g = 0; g < ui.groups(); ++g) sum += fmt::format(" + scale{}({}, {}u)", w, un, g);
+          o += fmt::format("        {} = {}{};\n", a0, a0, sum);
+        }
+    t.set("UNIT_LOOP", o);
+  }
 }
 
 }  // namespace
@@ -433,6 +472,7 @@ std::string wgsl(const KernelSpec& s) {
   }
   t.set("REDUCE", reduce(s));
   t.set("EPILOGUE", epilogue(s));
+  if (probe_of(s) != Probe::None) apply_probe(s, ui, t);
   return t.render();
 }
 

@@ -29,9 +29,16 @@ struct Options {
   // z: the chunks of a row group run together and share its weight reads in
   // L2. Default off.
   std::optional<bool> interleave;
+  // A timing probe (bench only; the kernel's output is then meaningless):
+  // the kernel with its x staging, its lane loop, or both cut out, or with
+  // the lane loop reduced to the weight loads (Probe). Default none.
+  std::optional<uint32_t> probe;
 };
+enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4 };
 // KernelSpec::variant bits of the matvec family.
 inline constexpr uint32_t kInterleaveChunks = 1;
+inline constexpr uint32_t kProbeShift = 1;  // bits 1..3: the Probe
+inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and
 // 4-bit MatMulNBits (units a multiple of 32 elements).

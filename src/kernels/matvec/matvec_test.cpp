@@ -278,6 +278,44 @@ TEST(Matvec, InterleavedTokenChunksMatchTwin) {
   EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 64, 2, {}, o).variant, 0u);
 }
 
+TEST(Matvec, TimingProbesCutTheirPartAndRun) {
+  // Options::probe (bench only): the kernel with its x staging (1), its lane
+  // loop (2) or both (3) cut out, or the loop reduced to the weight loads (4).
+  // Each keeps the plain kernel's bindings, builds and runs; its output is
+  // not checked (it is meaningless by design).
+  auto& ctx = test_context();
+  auto kinds = all_kinds();
+  for (int i : {7, 8})  // q8_0, q4_K
+    for (bool i8 : {false, true}) {
+      if (i8 && !ctx.features().packed_dot4) continue;
+      OwnedWeight w = make_weight(kinds[i].kind, 45, kinds[i].block * 2, 4200 + i);
+      fix(w);
+      Weights gw = upload(ctx, w.host, "probe.w");
+      auto xb = ctx.storage<float>(ts::random_normal(size_t{2} * kinds[i].block * 2, 4300, 0.f, 1.f), "x");
+      auto yb = ctx.create_buffer(2 * 45 * 4, gpu::kStorage, "y");
+      for (uint32_t p = 1; p <= 4; ++p) {
+        Options o;
+        o.int8 = i8;
+        o.probe = p;
+        const KernelSpec spec = plan(ctx, kinds[i].kind, 45, kinds[i].block * 2, 2, {}, o);
+        EXPECT_EQ(probe_of(spec), static_cast<Probe>(p)) << spec.key();
+        const std::string src = wgsl(spec);
+        const bool staged = p == 2 || p == 4;
+        const bool decoded = p == 1;
+        EXPECT_EQ(src.find(i8 ? "pack4xI8(" : "UNIT4P + j % (UNIT") != std::string::npos, staged) << spec.key();
+        EXPECT_EQ(src.find(i8 ? "dot4I8Packed(w" : "dot(w") != std::string::npos, decoded) << spec.key();
+        Prepared pr = prepare(ctx, spec, {&gw, nullptr, &xb, &yb});
+        gpu::Recorder rec(ctx);
+        pr.record(rec);
+        EXPECT_NO_THROW(rec.submit()) << spec.key();
+        EXPECT_NO_THROW(ctx.download<float>(yb, 0, 2 * 45)) << spec.key();
+      }
+    }
+  Options o;
+  o.probe = 5;
+  EXPECT_THROW(plan(ctx, kinds[7].kind, 45, 64, 1, {}, o), Error);
+}
+
 TEST(Matvec, RopeLeavesRowsPastRopeRowsAlone) {
   // Q, K and V in one dispatch: rows [0, rope_rows) rotated, the rest stored.
   auto kinds = all_kinds();

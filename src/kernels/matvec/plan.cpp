@@ -207,6 +207,9 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     }
   }
   if (opt.interleave.value_or(false) && (m + s.tokens - 1) / s.tokens > 1) s.variant |= kInterleaveChunks;
+  const uint32_t probe = opt.probe.value_or(0);
+  BQ_CHECK(probe <= static_cast<uint32_t>(Probe::Loads), "matvec: probe {} is not 0..4", probe);
+  s.variant |= probe << kProbeShift;
   return s;
 }
 
