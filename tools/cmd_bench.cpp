@@ -46,9 +46,10 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
   mv->add_option("--formats", o.formats, "Comma-separated formats");
   mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
-  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;probe=0..4 "
-                  "(i8=1: int8 activations; probe: timing-only kernels with a part cut out, 1 no x staging, "
-                  "2 no lane loop, 3 neither, 4 weight loads only: spec suffix .v2/.v4/.v6/.v8)");
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;probe=0..6 "
+                  "(i8=1: int8 activations; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
+                  "3 neither, 4 weight loads only, 5 x read from global memory (int8), 6 loads as if rows were "
+                  "stored step by step: spec suffix .v2 to .v12)");
   mv->add_option("--samples", o.samples, "Timed passes per case (median)");
   mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   mv->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");

@@ -251,6 +251,11 @@ std::string epilogue(const KernelSpec& s) {
   return o;
 }
 
+std::string replace_all(std::string s, const std::string& a, const std::string& b) {
+  for (size_t i = s.find(a); i != std::string::npos; i = s.find(a, i + b.size())) s.replace(i, a.size(), b);
+  return s;
+}
+
 // Timing probes (Options::probe, bench only): the same kernel with a part
 // cut out, to show where its time goes. Their outputs are meaningless. A
 // removed part keeps one read of each binding behind a condition that never
@@ -272,10 +277,18 @@ void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
     }
     t.set("UNIT_LOOP", fmt::format("        if ({}) {{ {} = {}{}; }}\n", never, a0, a0, keep));
   }
-  if (p == Probe::Loads) {
+  if (p == Probe::Loads || p == Probe::LoadsInterleaved) {
     // The step's loads and the cheapest use of every word: each chunk's
     // first and last code (and each group's scale), with no x read.
+    // LoadsInterleaved reads the same bytes of the workgroup's rows as if
+    // they were stored step by step: the TPR units of each row for one step
+    // next to each other (one row per lane group, units per row a multiple
+    // of TPR).
     std::string o = detail::unit_loads(s);
+    if (p == Probe::LoadsInterleaved)
+      for (const auto& w : detail::weight_names(s))
+        o = replace_all(o, fmt::format("load{}(row0, uu0)", w),
+                        fmt::format("load{}(0u, wg * RPW * UPR + (uu0 / TPR) * (RPW * TPR) + lr * TPR + uu0 % TPR)", w));
     for (uint32_t j = 0; j < s.unroll; ++j)
       for (uint32_t i = 0; i < s.rpl; ++i)
         for (const auto& w : detail::weight_names(s)) {
@@ -287,6 +300,16 @@ void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
           o += fmt::format("        {} = {}{};\n", a0, a0, sum);
         }
     t.set("UNIT_LOOP", o);
+  }
+  if (p == Probe::GlobalX) {
+    // No staging: the lane loop reads x codes, sums and scales at the staged
+    // arrays' indices from global memory (x4's words stand in for a
+    // pre-quantized x of the same size).
+    t.set("STAGE", "");
+    t.set("HOOK_FUNCS",
+          "fn xqg(i: u32) -> vec4<u32> { return bitcast<vec4<u32>>(x4[i]); }\n"
+          "fn xsumg(i: u32) -> i32 { let j = TOKENS * TB * 8u + i; return bitcast<i32>(x4[j / 4u][j % 4u]) & 255; }\n"
+          "fn xdg(i: u32) -> f32 { let j = TOKENS * TB * 10u + i; return x4[j / 4u][j % 4u]; }\n");
   }
 }
 

@@ -30,11 +30,14 @@ struct Options {
   // L2. Default off.
   std::optional<bool> interleave;
   // A timing probe (bench only; the kernel's output is then meaningless):
-  // the kernel with its x staging, its lane loop, or both cut out, or with
-  // the lane loop reduced to the weight loads (Probe). Default none.
+  // the kernel with its x staging, its lane loop, or both cut out; the lane
+  // loop reduced to the weight loads; x read from global memory at the
+  // staged indices instead of staged (int8 only: what a pre-quantized x
+  // would cost); or the loads of the same bytes as if each workgroup's rows
+  // were stored step by step (Probe). Default none.
   std::optional<uint32_t> probe;
 };
-enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4 };
+enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6 };
 // KernelSpec::variant bits of the matvec family.
 inline constexpr uint32_t kInterleaveChunks = 1;
 inline constexpr uint32_t kProbeShift = 1;  // bits 1..3: the Probe

@@ -35,6 +35,12 @@ std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
   BQ_ASSERT(ui.group == 16 || ui.group == 32, "int8 path: scale groups of {}", ui.group);
   const uint32_t gch = ui.group / 8;
   const auto& un = unit_name;
+  // x reads: the staged arrays, or (timing probe GlobalX) accessors of the
+  // same indices in global memory.
+  const bool gx = probe_of(s) == Probe::GlobalX;
+  auto rd = [&](const char* arr, const std::string& idx) {
+    return gx ? fmt::format("{}g({})", arr, idx) : fmt::format("{}[{}]", arr, idx);
+  };
   std::string o = unit_loads(s);
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
@@ -55,13 +61,16 @@ std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
       const uint32_t e0 = g * ui.group;  // the group's first element in the unit
       for (uint32_t t = 0; t < s.tokens; ++t) {
         for (uint32_t c = c0; c < c0 + gch; c += 2)
-          o += fmt::format("          let xv{0}_{1} = xq[{1}u * TB * 2u + xb + {2}u];\n", c / 2, t, c / 2);
+          o += fmt::format("          let xv{0}_{1} = {2};\n", c / 2, t,
+                           rd("xq", fmt::format("{}u * TB * 2u + xb + {}u", t, c / 2)));
         if (ui.group == 32)
-          o += fmt::format("          let sq{0}_{1} = xsum[2u * ({1}u * TB + db) + {2}u] + xsum[2u * ({1}u * TB + db) + {3}u];\n",
-                           g, t, e0 / 16, e0 / 16 + 1);
+          o += fmt::format("          let sq{0}_{1} = {2} + {3};\n", g, t,
+                           rd("xsum", fmt::format("2u * ({}u * TB + db) + {}u", t, e0 / 16)),
+                           rd("xsum", fmt::format("2u * ({}u * TB + db) + {}u", t, e0 / 16 + 1)));
         else
-          o += fmt::format("          let sq{0}_{1} = xsum[2u * ({1}u * TB + db) + {2}u];\n", g, t, e0 / 16);
-        o += fmt::format("          let dx{0}_{1} = xd[{1}u * TB + db + {2}u];\n", g, t, e0 / 32);
+          o += fmt::format("          let sq{0}_{1} = {2};\n", g, t,
+                           rd("xsum", fmt::format("2u * ({}u * TB + db) + {}u", t, e0 / 16)));
+        o += fmt::format("          let dx{0}_{1} = {2};\n", g, t, rd("xd", fmt::format("{}u * TB + db + {}u", t, e0 / 32)));
         for (uint32_t i = 0; i < s.rpl; ++i)
           for (const auto& w : ws) {
             const std::string wr = w + "r" + std::to_string(i);

@@ -311,9 +311,46 @@ TEST(Matvec, TimingProbesCutTheirPartAndRun) {
         EXPECT_NO_THROW(ctx.download<float>(yb, 0, 2 * 45)) << spec.key();
       }
     }
+  // 5: x from global memory (int8 only); 6: the loads in step order (whole
+  // steps and workgroups of rows only).
+  for (int i : {7, 8}) {
+    const uint32_t k = kinds[i].block >= 256 ? 1024 : 256;
+    OwnedWeight w = make_weight(kinds[i].kind, 64, k, 4400 + i);
+    fix(w);
+    Weights gw = upload(ctx, w.host, "probe.w");
+    auto xb = ctx.storage<float>(ts::random_normal(k, 4500, 0.f, 1.f), "x");
+    auto yb = ctx.create_buffer(64 * 4, gpu::kStorage, "y");
+    for (uint32_t p : {5u, 6u}) {
+      Options o;
+      o.probe = p;
+      o.wg = 64;
+      o.tpr = 4;
+      o.int8 = p == 5;
+      if (p == 5 && !ctx.features().packed_dot4) continue;
+      const KernelSpec spec = plan(ctx, kinds[i].kind, 64, k, 1, {}, o);
+      const std::string src = wgsl(spec);
+      if (p == 5) {
+        EXPECT_EQ(src.find("pack4xI8("), std::string::npos) << spec.key();
+        EXPECT_NE(src.find("xqg("), std::string::npos) << spec.key();
+      } else {
+        EXPECT_NE(src.find("(uu0 / TPR) * (RPW * TPR)"), std::string::npos) << spec.key();
+      }
+      Prepared pr = prepare(ctx, spec, {&gw, nullptr, &xb, &yb});
+      gpu::Recorder rec(ctx);
+      pr.record(rec);
+      EXPECT_NO_THROW(rec.submit()) << spec.key();
+      EXPECT_NO_THROW(ctx.download<float>(yb, 0, 64)) << spec.key();
+    }
+  }
   Options o;
-  o.probe = 5;
+  o.probe = 7;
   EXPECT_THROW(plan(ctx, kinds[7].kind, 45, 64, 1, {}, o), Error);
+  o.probe = 5;  // int8 only
+  EXPECT_THROW(plan(ctx, kinds[7].kind, 45, 64, 1, {}, o), Error);
+  o.probe = 6;  // 45 rows are not whole workgroups
+  o.wg = 64;
+  o.tpr = 4;
+  EXPECT_THROW(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o), Error);
 }
 
 TEST(Matvec, RopeLeavesRowsPastRopeRowsAlone) {

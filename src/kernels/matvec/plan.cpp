@@ -208,7 +208,13 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   }
   if (opt.interleave.value_or(false) && (m + s.tokens - 1) / s.tokens > 1) s.variant |= kInterleaveChunks;
   const uint32_t probe = opt.probe.value_or(0);
-  BQ_CHECK(probe <= static_cast<uint32_t>(Probe::Loads), "matvec: probe {} is not 0..4", probe);
+  BQ_CHECK(probe <= static_cast<uint32_t>(Probe::LoadsInterleaved) && (probe != 5 || s.features.dot4),
+           "matvec: probe {} is not 0..4 (5: int8 activations only)", probe);
+  if (probe == static_cast<uint32_t>(Probe::LoadsInterleaved))
+    BQ_CHECK(s.rpl == 1 && upr % s.tpr == 0 && n % s.rpw() == 0 && s.splits == 1,
+             "matvec: probe 6 needs one row per lane group, whole steps per row, whole workgroups of rows and no "
+             "split (rpl {}, {} units per row, {} lanes, n {}, {} rows a workgroup)",
+             s.rpl, upr, s.tpr, n, s.rpw());
   s.variant |= probe << kProbeShift;
   return s;
 }
