@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -198,4 +198,19 @@ if [ "$mode" = breakdown ]; then
   timeout 60 $B/blockq bench matvec --formats q8_0 --shapes 4096x14336 --batch 1 \
     --sweep "i8=1;probe=4,0;unroll=1,2,3" 2>/dev/null > "$OUT/probe_mlp.txt"
   for f in probe_i8 probe_f32 probe_mlp; do echo "== $f"; row "$OUT/$f.txt"; done
+fi
+if [ "$mode" = steps7 ]; then
+  # Session 7's default (constant lane steps with int8 activations): parity,
+  # the int8 model path, then the plan with and without it on the 8B shapes,
+  # in two processes (this machine's first rows vary between processes).
+  timeout 150 $B/test_k_matvec --gtest_filter='MatvecInt8.*:*ConstantSteps*:*Interleaved*:*Probe*:*SplitK*' \
+    > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  timeout 90 $B/test_model --gtest_filter='*Int8*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  for r in 1 2; do
+    timeout 150 $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K --shapes 4096x14336,14336x4096 \
+      --batch 1,8 --sweep "i8=1;cs=1,0" 2>/dev/null > "$OUT/steps_run$r.txt"
+    echo "== run $r"; grep -E "^[a-z]" "$OUT/steps_run$r.txt" | awk '{print $1, $2, "b"$3, $4, $7, $10}'
+  done
 fi

@@ -46,7 +46,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
   mv->add_option("--formats", o.formats, "Comma-separated formats");
   mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
-  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;probe=0..6 "
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;cs=0,1;probe=0..6 "
                   "(i8=1: int8 activations; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
                   "3 neither, 4 weight loads only, 5 x read from global memory (int8), 6 loads as if rows were "
                   "stored step by step: spec suffix .v2 to .v12)");
@@ -118,6 +118,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "i8") n.int8 = u != 0;
           else if (key == "zi") n.interleave = u != 0;
           else if (key == "probe") n.probe = u;
+          else if (key == "cs") n.const_steps = u != 0;
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

@@ -495,8 +495,20 @@ std::string wgsl(const KernelSpec& s) {
   }
   t.set("REDUCE", reduce(s));
   t.set("EPILOGUE", epilogue(s));
+  const uint32_t upr = ui.kp / ui.unit, per_step = s.tpr * s.unroll;
+  if (s.variant & kConstSteps) {
+    // One tile, no split: u0 = 0 and u1 = UPR for every lane.
+    t.set("LANE_LOOP", fmt::format("      for (var st = 0u; st < {}u; st++) {{  // steps of every lane\n"
+                                   "        let u = u0 + ln + st * (TPR * UNROLL);",
+                                   (upr + per_step - 1) / per_step));
+  } else {
+    t.set("LANE_LOOP", "      for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {");
+  }
   if (probe_of(s) != Probe::None) apply_probe(s, ui, t);
-  return t.render();
+  std::string out = t.render();
+  if ((s.variant & kConstSteps) && upr % per_step == 0)  // every unit of every step exists
+    for (uint32_t j = 0; j < s.unroll; ++j) out = replace_all(out, fmt::format("if (uu{} < u1)", j), "if (true)");
+  return out;
 }
 
 }  // namespace blockq::matvec

@@ -36,11 +36,19 @@ struct Options {
   // would cost); or the loads of the same bytes as if each workgroup's rows
   // were stored step by step (Probe). Default none.
   std::optional<uint32_t> probe;
+  // The lane loop as a constant number of steps (spec.variant
+  // kConstSteps): where one staged tile holds the whole row and k is not
+  // split, each lane runs ceil(UPR / (TPR * UNROLL)) steps, with the per-unit
+  // bound checks dropped when that divides evenly. Same sums in the same
+  // order. Default: on with int8 activations over 32-element units (Q8_0,
+  // Q4_0, Q4_1, Q5_0, Q5_1, 4-bit MatMulNBits of block 32), off otherwise.
+  std::optional<bool> const_steps;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6 };
 // KernelSpec::variant bits of the matvec family.
 inline constexpr uint32_t kInterleaveChunks = 1;
 inline constexpr uint32_t kProbeShift = 1;  // bits 1..3: the Probe
+inline constexpr uint32_t kConstSteps = 16;
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and

@@ -80,7 +80,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let u1 = min(ke, t0 + TILE) / UNIT;
 {{STAGE}}{{SUMX}}
     if (valid) {
-      for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {
+{{LANE_LOOP}}
 {{UNIT_LOOP}}
       }
     }

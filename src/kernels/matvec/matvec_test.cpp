@@ -264,7 +264,7 @@ TEST(Matvec, InterleavedTokenChunksMatchTwin) {
           c.opt.tpr = 4;
           if (i8) c.twin_ref_tol = 2e-2;
           const KernelSpec spec = plan(test_context(), c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
-          EXPECT_EQ(spec.variant, kInterleaveChunks) << spec.key();
+          EXPECT_TRUE(spec.variant & kInterleaveChunks) << spec.key();
           EXPECT_EQ(grid(spec, c.n).z, 1u) << spec.key();
           auto e = run_case(c, seed++);
           EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " " << hn << " splits=" << splits << " i8=" << i8;
@@ -276,6 +276,60 @@ TEST(Matvec, InterleavedTokenChunksMatchTwin) {
   o.interleave = true;
   o.tokens = 2;
   EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 64, 2, {}, o).variant, 0u);
+}
+
+TEST(Matvec, ConstantStepsMatchTwin) {
+  // Options::const_steps: the lane loop as a constant number of steps (one
+  // tile, no split). Units per row a multiple of TPR * UNROLL (the bound
+  // checks dropped) and not (kept); f32 and int8 activations; two weights
+  // and the prologue; ragged n.
+  auto kinds = all_kinds();
+  uint32_t seed = 4600;
+  const bool dot4 = test_context().features().packed_dot4;
+  struct V {
+    int kind;
+    uint32_t blocks, unroll;
+    const char* hook;
+    bool i8;
+  };
+  const V vs[] = {{7, 16, 2, "store", false}, {7, 11, 1, "silu", false}, {8, 3, 1, "rmsnorm", false},
+                  {7, 16, 1, "silu", true},   {3, 13, 2, "store", true},  {8, 4, 1, "rmsnorm", true}};
+  for (const V& v : vs) {
+    if (v.i8 && !dot4) continue;
+    const Kind& kd = kinds[v.kind];
+    Case c{kd, hook(v.hook), 45, kd.block * v.blocks, 3, {}};
+    c.opt.const_steps = true;
+    c.opt.unroll = v.unroll;
+    c.opt.int8 = v.i8;
+    c.opt.wg = 64;
+    c.opt.tpr = 4;
+    if (v.i8) c.twin_ref_tol = 2e-2;
+    const KernelSpec spec = plan(test_context(), kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
+    EXPECT_EQ(spec.variant, kConstSteps) << spec.key();
+    const UnitInfo ui = unit_info(kd.kind, c.k);
+    const bool even = (ui.kp / ui.unit) % (4 * v.unroll) == 0;
+    EXPECT_EQ(wgsl(spec).find("if (uu0 < u1)") == std::string::npos, even) << spec.key();
+    auto e = run_case(c, seed++);
+    const double tw = v.i8 && c.hooks.prologue == Prologue::RmsNorm ? 2e-3 : 1e-4;
+    EXPECT_LT(e.vs_twin, tw) << spec.key();
+    EXPECT_LT(e.vs_ref, v.i8 ? 2e-2 : 5e-4) << spec.key();
+  }
+  // On by default with int8 activations over 32-element units only; several
+  // tiles or a split: the plain loop.
+  Options d;
+  EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, d).variant, 0u);
+  d.int8 = true;
+  if (dot4) {
+    EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, d).variant, kConstSteps);
+    EXPECT_EQ(plan(test_context(), kinds[8].kind, 45, 256, 1, {}, d).variant, 0u);  // q4_K: 64-element units
+  }
+  Options o;
+  o.const_steps = true;
+  o.max_tile = 64;
+  EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, o).variant, 0u);
+  o.max_tile.reset();
+  o.splits = 2;
+  EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, o).variant, 0u);
 }
 
 TEST(Matvec, TimingProbesCutTheirPartAndRun) {

@@ -207,6 +207,15 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     }
   }
   if (opt.interleave.value_or(false) && (m + s.tokens - 1) / s.tokens > 1) s.variant |= kInterleaveChunks;
+  // A constant step count: on by default with int8 activations over 32-element
+  // units (H200, the 8B shapes, two processes each,
+  // docs/perf/2026-12-01-session7-h200.md: q8_0 4096 x 14336 b1 22.45 ->
+  // 21.8 us, q4_1 17.5 -> 15.9, q4_0 14336 x 4096 b8 32.7 -> 29.5, q5_0
+  // 4096 x 14336 b8 48.7 -> 46.2). Q4_K lost 3% at 14336 x 4096 b8 and the
+  // other K-quants' and the f32 path's figures were too noisy to decide, so
+  // they keep the plain loop unless asked.
+  const bool cs_default = s.features.dot4 && ui.unit == 32;
+  if (opt.const_steps.value_or(cs_default) && s.splits == 1 && s.tile >= ui.kp) s.variant |= kConstSteps;
   const uint32_t probe = opt.probe.value_or(0);
   BQ_CHECK(probe <= static_cast<uint32_t>(Probe::LoadsInterleaved) && (probe != 5 || s.features.dot4),
            "matvec: probe {} is not 0..4 (5: int8 activations only)", probe);
