@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -212,5 +212,31 @@ if [ "$mode" = steps7 ]; then
     timeout 150 $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K --shapes 4096x14336,14336x4096 \
       --batch 1,8 --sweep "i8=1;cs=1,0" 2>/dev/null > "$OUT/steps_run$r.txt"
     echo "== run $r"; grep -E "^[a-z]" "$OUT/steps_run$r.txt" | awk '{print $1, $2, "b"$3, $4, $7, $10}'
+  done
+fi
+if [ "$mode" = stage8 ]; then
+  # Session 8: the plain read's shape against the same bytes (is the grid the
+  # gap?), the loads with and without the staging (probes 4 and 7), the
+  # quad-lane int8 staging (qs) and two 16-byte units a step (unroll) against
+  # the old defaults, the final defaults, and the parity tests.
+  timeout 300 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  timeout 120 $B/test_model --gtest_filter='*Int8*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  timeout 100 $B/blockq bench matvec --read-sizes 59.5 --read-shapes 256x16,256x30,1024x8,1024x30,1024x60 \
+    2>/dev/null > "$OUT/read_shapes.txt"
+  timeout 100 $B/blockq bench matvec --formats q8_0,q8_0 --shapes 4096x14336 --batch 1 \
+    --sweep "i8=1;probe=0,4,7;wg=512,1024" 2>/dev/null > "$OUT/probes.txt"
+  timeout 150 $B/blockq bench matvec --formats q8_0,q8_0,q4_K,q5_K --shapes 4096x14336,14336x4096 --batch 1,8 \
+    --sweep "i8=1;qs=0,1" 2>/dev/null > "$OUT/quad.txt"
+  timeout 150 $B/blockq bench matvec --formats q4_0,q4_0,q4_1,q5_0,q5_1,onnx4 --shapes 4096x14336,14336x4096 \
+    --batch 1,8 --sweep "i8=1;unroll=1,2" 2>/dev/null > "$OUT/unroll.txt"
+  timeout 200 $B/blockq bench matvec --formats q8_0,q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,onnx4 \
+    --shapes 4096x14336,14336x4096 --batch 1,8 --sweep "i8=1" 2>/dev/null > "$OUT/default.txt"
+  timeout 100 $B/blockq bench matvec --formats f16,f16 --shapes 4096x14336,14336x4096 --batch 1,8 \
+    2>/dev/null | grep -E "^[a-z]" >> "$OUT/default.txt"
+  cat "$OUT/read_shapes.txt"
+  for f in probes quad unroll default; do
+    echo "== $f"; grep -E "^[a-z]" "$OUT/$f.txt" | awk '{print $1, $2, "b"$3, $4, $7, $8}'
   done
 fi

@@ -41,33 +41,47 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     uint64_t bw_bytes = 1ull << 30;
     uint64_t chunk_mb = 0;     // weight chunks of at most this many MiB (0: the binding limit)
     std::string read_sizes;    // MiB sizes: time plain reads of rotated buffers of each size, then stop
+    std::string read_shapes = "256x16";  // WGxITEMS shapes of those plain reads
   };
   static Opts o;
   mv->add_option("--formats", o.formats, "Comma-separated formats");
   mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
-  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;cs=0,1;probe=0..6 "
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;cs=0,1;qs=0,1;probe=0..7 "
                   "(i8=1: int8 activations; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
                   "3 neither, 4 weight loads only, 5 x read from global memory (int8), 6 loads as if rows were "
-                  "stored step by step: spec suffix .v2 to .v12)");
+                  "stored step by step, 7 weight loads only with no staging: spec suffix .v2 to .v14)");
   mv->add_option("--samples", o.samples, "Timed passes per case (median)");
   mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   mv->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
   mv->add_option("--max-chunk-mb", o.chunk_mb, "Split each weight into row chunks of at most this many MiB");
   mv->add_option("--read-sizes", o.read_sizes,
                  "Only time plain streaming reads of rotated buffers of these sizes (MiB, comma-separated)");
+  mv->add_option("--read-shapes", o.read_shapes,
+                 "With --read-sizes: plain-read shapes WGxITEMS (invocations per workgroup x coalesced vec4 "
+                 "loads per invocation), comma-separated");
   mv->add_flag("--rows", o.rows, "Also time the row gather (embedding lookup) of `batch` random rows of each weight");
   mv->add_flag("--json", o.json, "Print JSON");
   mv->callback([&g] {
     auto ctx = make_context(g);
     if (!o.read_sizes.empty()) {
       // The read ceiling by buffer size, each rotated over copies filling 512 MiB.
-      fmt::print("{:>10} {:>7} {:>10} {:>10}\n", "MiB", "copies", "us", "GB/s");
+      fmt::print("{:>10} {:>7} {:>6} {:>6} {:>8} {:>10} {:>10}\n", "MiB", "copies", "wg", "items", "groups",
+                 "us", "GB/s");
       for (const auto& mb : split_list(o.read_sizes)) {
-        const uint64_t bytes = std::stoull(mb) << 20;
+        // A size may be fractional (62.5), so shapes of a matvec's bytes can be matched.
+        const uint64_t bytes = static_cast<uint64_t>(std::stod(mb) * (1 << 20));
         const uint32_t copies = static_cast<uint32_t>(std::max<uint64_t>(1, (512ull << 20) / bytes));
-        auto r = measure_read_bandwidth(ctx, bytes, copies);
-        fmt::print("{:>10} {:>7} {:>10.2f} {:>10.1f}\n", mb, copies, r.us, r.gbps);
+        for (const auto& sh : split_list(o.read_shapes)) {
+          auto x = sh.find('x');
+          BQ_CHECK(x != std::string::npos, "read shape '{}' is not WGxITEMS", sh);
+          ReadShape shape{static_cast<uint32_t>(std::stoul(sh.substr(0, x))),
+                          static_cast<uint32_t>(std::stoul(sh.substr(x + 1)))};
+          auto r = measure_read_bandwidth(ctx, bytes, copies, shape);
+          const uint64_t per_group = uint64_t{shape.wg} * shape.items * 16;
+          fmt::print("{:>10} {:>7} {:>6} {:>6} {:>8} {:>10.2f} {:>10.1f}\n", mb, copies, shape.wg, shape.items,
+                     (r.bytes + per_group - 1) / per_group, r.us, r.gbps);
+        }
       }
       return;
     }
@@ -119,6 +133,8 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "zi") n.interleave = u != 0;
           else if (key == "probe") n.probe = u;
           else if (key == "cs") n.const_steps = u != 0;
+          else if (key == "qs") n.quad_stage = u != 0;
+
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

@@ -12,13 +12,13 @@
 
 namespace blockq {
 
-Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes, uint32_t copies) {
+Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes, uint32_t copies, ReadShape shape) {
   copies = std::max<uint32_t>(copies, 1);
   const auto& L = ctx.limits();
   bytes = std::min<uint64_t>({bytes, L.maxStorageBufferBindingSize, L.maxBufferSize});
   bytes &= ~uint64_t{255};
-  const uint32_t wg = std::min<uint32_t>(256, L.maxComputeInvocationsPerWorkgroup);
-  const uint32_t items = 16;
+  const uint32_t wg = std::min<uint32_t>(shape.wg ? shape.wg : 256, L.maxComputeInvocationsPerWorkgroup);
+  const uint32_t items = std::max<uint32_t>(shape.items, 1);
   const uint64_t words4 = bytes / 16;
   const uint64_t groups = (words4 + uint64_t{wg} * items - 1) / (uint64_t{wg} * items);
   auto grid = gpu::wrap_workgroups(groups, L.maxComputeWorkgroupsPerDimension);
@@ -36,7 +36,7 @@ Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes, uint32
                  off);
   }
   auto sink = ctx.create_buffer(groups * 4, gpu::kStorage, "bandwidth.sink");
-  const std::string label = fmt::format("stream_read.b{}.wg{}", bytes, wg);
+  const std::string label = fmt::format("stream_read.b{}.wg{}.i{}", bytes, wg, items);
   const auto& k = ctx.kernel(label, label, [&] {
     return Template(wgsl_file("kernels/common/stream_read.wgsl"), label)
         .set_u("WORDS4", words4).set_u("WG", wg).set_u("ITEMS", items).set_u("GROUPS", groups)

@@ -20,6 +20,13 @@ struct Bandwidth {
 // dispatches of a pass read `copies` buffers of `bytes` in turn (a ceiling
 // for a kernel that reads that many bytes from rotated weight copies: the
 // same bytes, dispatched the same way, so the L2 holds none of them).
-Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes = 1ull << 30, uint32_t copies = 1);
+// `wg` invocations per workgroup (0: min(256, the adapter's limit)) each read
+// `items` coalesced vec4<u32>; the grid is as many workgroups as the bytes need.
+struct ReadShape {
+  uint32_t wg = 0;
+  uint32_t items = 16;
+};
+Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes = 1ull << 30, uint32_t copies = 1,
+                                 ReadShape shape = {});
 
 }  // namespace blockq

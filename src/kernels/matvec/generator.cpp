@@ -264,9 +264,11 @@ void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
   const Probe p = probe_of(s);
   const std::string never = "params.pad == 0xFFFFFFFFu";
   const std::string a0 = detail::acc("A", 0, 0);
-  if (p == Probe::NoStage || p == Probe::Base) {
-    const std::string keep = s.features.dot4 ? "xq[0] = bitcast<vec4<u32>>(x4[0]);" : "xs[0] = x4[0];";
-    t.set("STAGE", fmt::format("    if ({}) {{ {} }}\n    workgroupBarrier();\n", never, keep));
+  // A never-taken staging keeps x bound; LoadsNoStage drops the barrier too.
+  const std::string keep = s.features.dot4 ? "xq[0] = bitcast<vec4<u32>>(x4[0]);" : "xs[0] = x4[0];";
+  if (p == Probe::NoStage || p == Probe::Base || p == Probe::LoadsNoStage) {
+    t.set("STAGE", fmt::format("    if ({}) {{ {} }}\n{}", never, keep,
+                               p == Probe::LoadsNoStage ? "" : "    workgroupBarrier();\n"));
     t.set("SUMX", "");
   }
   if (p == Probe::NoLoop || p == Probe::Base) {
@@ -277,7 +279,7 @@ void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
     }
     t.set("UNIT_LOOP", fmt::format("        if ({}) {{ {} = {}{}; }}\n", never, a0, a0, keep));
   }
-  if (p == Probe::Loads || p == Probe::LoadsInterleaved) {
+  if (p == Probe::Loads || p == Probe::LoadsInterleaved || p == Probe::LoadsNoStage) {
     // The step's loads and the cheapest use of every word: each chunk's
     // first and last code (and each group's scale), with no x read.
     // LoadsInterleaved reads the same bytes of the workgroup's rows as if
@@ -481,7 +483,7 @@ std::string wgsl(const KernelSpec& s) {
           "var<workgroup> xq: array<vec4<u32>, TOKENS * TB * 2u>;         // x codes, 16 a vec4, token-major\n"
           "var<workgroup> xd: array<f32, TOKENS * TB>;                    // x scale per block of 32\n"
           "var<workgroup> xsum: array<i32, TOKENS * TB * 2u>;             // x code sum per 16");
-    const std::string sf = "kernels/matvec/stage_i8.wgsl";
+    const std::string sf = s.variant & kQuadStage ? "kernels/matvec/stage_i8_sg.wgsl" : "kernels/matvec/stage_i8.wgsl";
     t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).set("INV127", wgsl_float(kInv127)).render());
     t.set("UNIT_LOOP", detail::unit_loop_i8(s, ui));
     t.set("SUMX", "");

@@ -34,7 +34,8 @@ struct Options {
   // loop reduced to the weight loads; x read from global memory at the
   // staged indices instead of staged (int8 only: what a pre-quantized x
   // would cost); or the loads of the same bytes as if each workgroup's rows
-  // were stored step by step (Probe). Default none.
+  // were stored step by step; or the weight loads alone with no staging at
+  // all (Probe). Default none.
   std::optional<uint32_t> probe;
   // The lane loop as a constant number of steps (spec.variant
   // kConstSteps): where one staged tile holds the whole row and k is not
@@ -43,12 +44,21 @@ struct Options {
   // order. Default: on with int8 activations over 32-element units (Q8_0,
   // Q4_0, Q4_1, Q5_0, Q5_1, 4-bit MatMulNBits of block 32), off otherwise.
   std::optional<bool> const_steps;
+  // The int8 staging by quads of subgroup lanes (spec.variant kQuadStage):
+  // four lanes share each block of 32, so neighbouring lanes read
+  // neighbouring bytes of x, and exchange the block's max and code sums by
+  // subgroup shuffles. Same codes, scales and sums. Only with subgroups and
+  // int8 activations; default on for Q8_0, Q4_K and Q5_K (plan.cpp says why).
+  std::optional<bool> quad_stage;
 };
-enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6 };
+enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,
+                             LoadsNoStage = 7 };
 // KernelSpec::variant bits of the matvec family.
 inline constexpr uint32_t kInterleaveChunks = 1;
 inline constexpr uint32_t kProbeShift = 1;  // bits 1..3: the Probe
 inline constexpr uint32_t kConstSteps = 16;
+inline constexpr uint32_t kQuadStage = 32;
+
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and

@@ -112,11 +112,13 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // us, q8_0 128256 x 2048 114 -> 82.5, q4_0 104 -> 73.3, q4_K 138 -> 106,
   // q6_K 137 -> 116, f16 156 -> 134.
   constexpr uint32_t kManyRows = 16384;
+  bool many_rows = false;
   if (!batched && !opt.tpr && !opt.rpl && n >= kManyRows) {
     const uint32_t lane_tpr = std::max<uint32_t>(4, pow2_floor(std::max<uint32_t>(1, upr / 8)));
     if (lane_tpr < s.tpr) {
       s.tpr = lane_tpr;
       s.rpl = 2;
+      many_rows = true;
     }
   }
   // int8 activations: reading x costs less than decoding f32 did, so sharing
@@ -161,6 +163,17 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     }
     BQ_CHECK(s.wg <= max_inv && s.wg % s.tpr == 0, "matvec: int8 plan WG {} TPR {} past the limits", s.wg, s.tpr);
   }
+  // int8 activations over 32-element units of 16 bytes (Q4_0, Q4_1, Q5_0,
+  // Q5_1, 4-bit MatMulNBits): two units a step, so that a lane loads 32 bytes
+  // of quants a step, as with Q8_0's one unit. H200, the 8B shapes, one
+  // process plus a repeat of the batch-1 Q4_0/Q4_1 rows
+  // (docs/perf/2026-12-01-session8-h200.md): q4_0 4096 x 14336 b1 16.9 ->
+  // 15.0 us, b8 36.0 -> 31.8; q5_0 b1 19.2 -> 17.7; q5_1 b8 48.1 -> 46.2;
+  // MatMulNBits b1 18.9 -> 17.4; Q4_1 at batch 1 unchanged. Q8_0 and Q4_K
+  // lost at 14336 x 4096 and at batch 8, so they keep one unit. Not measured
+  // for the many-rows (lm_head) plan, which keeps one.
+  if (!opt.unroll && s.features.dot4 && ui.unit == 32 && row_bytes(kind, k).main == 16.0 * upr && !many_rows)
+    s.unroll = 2;
   BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
   // Small problems (a 360M model's 960 x 960) leave most of a large GPU idle
   // with wide workgroups: the time of a matvec is the time of one workgroup
@@ -216,9 +229,18 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // they keep the plain loop unless asked.
   const bool cs_default = s.features.dot4 && ui.unit == 32;
   if (opt.const_steps.value_or(cs_default) && s.splits == 1 && s.tile >= ui.kp) s.variant |= kConstSteps;
+  // Quad-lane int8 staging: on by default for the formats where it gained in
+  // (nearly) every case measured (H200, the 8B shapes at batch 1 and 8, one
+  // process, docs/perf/2026-12-01-session8-h200.md: q4_K 4096 x 14336 b1
+  // 23.3 -> 21.7 us, 14336 x 4096 b1 22.0 -> 19.9; q5_K 24.8 -> 23.3 and
+  // 24.1 -> 23.0; q8_0 0.2-0.5 us in all four). Q4_0 and Q4_1 at k = 14336
+  // lost 2.5-2.9 us and Q6_K 1.5 us, so they keep the plain staging.
+  const bool qs_default = !kind.onnx && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
+                                         kind.format == Format::Q5_K);
+  if (s.features.subgroups && s.features.dot4 && opt.quad_stage.value_or(qs_default)) s.variant |= kQuadStage;
   const uint32_t probe = opt.probe.value_or(0);
-  BQ_CHECK(probe <= static_cast<uint32_t>(Probe::LoadsInterleaved) && (probe != 5 || s.features.dot4),
-           "matvec: probe {} is not 0..4 (5: int8 activations only)", probe);
+  BQ_CHECK(probe <= static_cast<uint32_t>(Probe::LoadsNoStage) && (probe != 5 || s.features.dot4),
+           "matvec: probe {} is not 0..7 (5: int8 activations only)", probe);
   if (probe == static_cast<uint32_t>(Probe::LoadsInterleaved))
     BQ_CHECK(s.rpl == 1 && upr % s.tpr == 0 && n % s.rpw() == 0 && s.splits == 1,
              "matvec: probe 6 needs one row per lane group, whole steps per row, whole workgroups of rows and no "

@@ -1,0 +1,419 @@
+// Parity tests of the matvec int8-activation path (features.dot4) and of the
+// plan's kernel variants: every int8 format x hook, the int8 layout variants
+// and plan rules, constant lane steps, the quad-lane x staging, and the timing
+// probes (which must cut their part and still run). Bounds as in
+// matvec_test.cpp: int8 1e-4 vs the twin (exact integer sums), 2e-3 with the
+// RMSNorm prologue, 2e-2 vs float64 (x quantized to 8 bits).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernels/matvec/generator.hpp"
+#include "kernels/matvec/op.hpp"
+#include "kernels/matvec/test_case.hpp"
+#include "kernels/matvec/test_weights.hpp"
+#include "support/gpu.hpp"
+#include "support/random.hpp"
+#include "util/error.hpp"
+
+using namespace blockq;
+using namespace blockq::matvec;
+using namespace blockq::matvec::test;
+using blockq::testing_support::test_context;
+namespace ts = blockq::testing_support;
+
+namespace {
+
+bool int8_ok() { return test_context().features().packed_dot4; }
+
+std::vector<int> int8_kinds() {
+  std::vector<int> out;
+  const auto kinds = all_kinds();
+  for (size_t i = 0; i < kinds.size(); ++i)
+    if (int8_supported(kinds[i].kind)) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+}  // namespace
+
+// Every int8 format with the store and RMSNorm hooks, and q8_0 / q4_K with
+// every other hook: ragged n, the smallest k and a tiled k, batch 1 and 5.
+TEST(MatvecInt8, MatchesTwinAndFloat64) {
+  if (!int8_ok()) GTEST_SKIP() << "no packed_4x8_integer_dot_product on this instance";
+  const auto kinds = all_kinds();
+  uint32_t seed = 3000;
+  for (int i : int8_kinds()) {
+    std::vector<std::string> hooks = {"store", "rmsnorm"};
+    if (kinds[i].kind.format == Format::Q8_0 || kinds[i].kind.format == Format::Q4_K)
+      hooks.insert(hooks.end(), {"acc", "silu", "bias", "rope_neox"});
+    for (const auto& hn : hooks) {
+      const Hooks h = hook(hn);
+      const bool rope = h.epilogue == Epilogue::Rope;
+      const double tol_twin = rope || h.prologue == Prologue::RmsNorm ? 2e-3 : 1e-4, tol_ref = 2e-2;
+      for (uint32_t m : {1u, 5u}) {
+        Case c{kinds[i], h, rope ? 24u : 37u, kinds[i].block, m, {}};
+        c.opt.int8 = true;
+        c.twin_ref_tol = tol_ref;
+        auto e = run_case(c, seed++);
+        EXPECT_LT(e.vs_twin, tol_twin) << kinds[i].name << " " << hn << " m=" << m;
+        EXPECT_LT(e.vs_ref, tol_ref) << kinds[i].name << " " << hn << " m=" << m;
+        Case t{kinds[i], h, rope ? 40u : 67u, std::max(kinds[i].block * 4, 512u), m, {}};
+        t.opt.int8 = true;
+        t.opt.max_tile = std::max(kinds[i].block, 128u);
+        t.opt.subgroups = false;
+        t.twin_ref_tol = tol_ref;
+        e = run_case(t, seed++);
+        EXPECT_LT(e.vs_twin, tol_twin) << kinds[i].name << " " << hn << " tiled m=" << m;
+        EXPECT_LT(e.vs_ref, tol_ref) << kinds[i].name << " " << hn << " tiled m=" << m;
+      }
+    }
+  }
+}
+
+// Lanes, unrolling, rows per lane group, token chunks and split-k under int8.
+TEST(MatvecInt8, LayoutVariantsMatchTwin) {
+  if (!int8_ok()) GTEST_SKIP() << "no packed_4x8_integer_dot_product on this instance";
+  const auto kinds = all_kinds();
+  uint32_t seed = 3500;
+  for (int i : int8_kinds()) {
+    const auto f = kinds[i].kind.format;
+    if (f != Format::Q4_0 && f != Format::Q5_K && f != Format::Q6_K) continue;
+    for (int v = 0; v < 3; ++v) {
+      Case c{kinds[i], hook(v == 1 ? "silu" : "store"), 45, kinds[i].block * (kinds[i].block >= 256 ? 3 : 11), 8, {}};
+      c.opt.int8 = true;
+      c.opt.wg = 64;
+      c.opt.tpr = 4;
+      c.opt.unroll = v == 0 ? 2 : 1;
+      c.opt.rpl = v == 1 ? 2 : 1;
+      c.opt.tokens = v == 2 ? 8 : 3;
+      if (v == 2) c.opt.splits = 2;
+      c.opt.max_tile = kinds[i].block >= 256 ? 512 : 128;
+      c.twin_ref_tol = 2e-2;
+      auto e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " variant " << v;
+      EXPECT_LT(e.vs_ref, 2e-2) << kinds[i].name << " variant " << v;
+    }
+  }
+}
+
+TEST(MatvecInt8, QuantizerRoundsEachBlockToItsScale) {
+  auto x = ts::random_normal(32 * 40, 77, 0.f, 2.f);
+  for (size_t i = 0; i < 32; ++i) x[32 * 3 + i] = 0.f;      // an all-zero block
+  for (size_t i = 0; i < 32; ++i) x[32 * 5 + i] = 1e-32f;   // below kInt8Tiny
+  x[32 * 7 + 9] = 1e30f;                                    // a huge element
+  const QuantX q = quantize_x(x);
+  for (size_t b = 0; b < 40; ++b) {
+    float am = 0;
+    for (size_t i = 0; i < 32; ++i) am = std::max(am, std::fabs(x[32 * b + i]));
+    int32_t s0 = 0, s1 = 0, peak = 0;
+    for (size_t i = 0; i < 32; ++i) {
+      const int c = q.q[32 * b + i];
+      ASSERT_LE(std::abs(c), 127);
+      peak = std::max(peak, std::abs(c));
+      (i < 16 ? s0 : s1) += c;
+      if (am >= kInt8Tiny) {  // within half a step of the scale (plus rounding of the scale itself)
+        EXPECT_LE(std::fabs(x[32 * b + i] - q.scale[b] * c), 0.5f * q.scale[b] * 1.001f) << b << " " << i;
+      }
+    }
+    EXPECT_EQ(q.sum[2 * b], s0);
+    EXPECT_EQ(q.sum[2 * b + 1], s1);
+    EXPECT_FLOAT_EQ(q.scale[b], am * kInv127);
+    EXPECT_EQ(peak, am >= kInt8Tiny ? 127 : 0) << "block " << b;
+  }
+}
+
+TEST(MatvecInt8, PlanRefusesWhatItCannotRun) {
+  Limits lim;
+  lim.invocations = 256;
+  lim.shared = 16384;
+  lim.dot4 = true;
+  Options o;
+  o.int8 = true;
+  WeightKind f16;
+  f16.format = Format::F16;
+  try {
+    plan(lim, f16, 64, 256, 1, {}, o);
+    ADD_FAILURE() << "f16 with int8 activations planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("int8"), std::string::npos) << e.what();
+  }
+  WeightKind q4;
+  q4.format = Format::Q4_0;
+  const KernelSpec s8 = plan(lim, q4, 64, 4096, 1, {}, o);
+  EXPECT_TRUE(s8.features.dot4);
+  EXPECT_LE(shared_bytes(s8), lim.shared);
+  EXPECT_GT(s8.tile, plan(lim, q4, 64, 4096, 1, {}, {}).tile);  // 1.375 bytes an element instead of 4.5
+  lim.dot4 = false;
+  EXPECT_THROW(plan(lim, q4, 64, 256, 1, {}, o), Error);
+}
+
+TEST(MatvecInt8, PlanLoadsTwoSixteenByteUnitsAStep) {
+  // With int8 activations, formats whose 32-element units hold 16 bytes of
+  // quants (Q4_0, Q4_1, Q5_0, Q5_1, 4-bit MatMulNBits) take two units a step;
+  // Q8_0 (32 bytes), the K-quants, the f32 path and the many-rows (lm_head)
+  // plan keep one, and an explicit unroll wins.
+  Limits lim;
+  lim.invocations = 1024;
+  lim.shared = 49152;
+  lim.subgroup_min = lim.subgroup_max = 32;
+  lim.dot4 = true;
+  Options o;
+  o.int8 = true;
+  auto with = [](Format f) {
+    WeightKind w;
+    w.format = f;
+    return w;
+  };
+  WeightKind onnx;
+  onnx.onnx = true;
+  onnx.bits = 4;
+  onnx.block_size = 32;
+  for (const WeightKind& w : {with(Format::Q4_0), with(Format::Q4_1), with(Format::Q5_0), with(Format::Q5_1), onnx}) {
+    EXPECT_EQ(plan(lim, w, 4096, 14336, 1, {}, o).unroll, 2u) << w.name();
+    EXPECT_EQ(plan(lim, w, 14336, 4096, 8, {}, o).unroll, 2u) << w.name();
+    EXPECT_EQ(plan(lim, w, 4096, 14336, 1, {}, {}).unroll, 1u) << w.name() << " (f32 x)";
+    EXPECT_EQ(plan(lim, w, 128256, 2048, 1, {}, o).unroll, 1u) << w.name() << " (many rows)";
+  }
+  for (Format f : {Format::Q8_0, Format::Q4_K, Format::Q6_K})
+    EXPECT_EQ(plan(lim, with(f), 4096, 14336, 1, {}, o).unroll, 1u) << with(f).name();
+  o.unroll = 3;
+  EXPECT_EQ(plan(lim, with(Format::Q4_0), 4096, 14336, 1, {}, o).unroll, 3u);
+}
+
+TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
+  // H200-like limits: the int8 defaults (generator.cpp) for the 8B shapes,
+  // and the f32 batch plan where a small grid would idle the GPU.
+  Limits lim;
+  lim.invocations = 1024;
+  lim.shared = 49152;
+  lim.subgroup_min = lim.subgroup_max = 32;
+  lim.dot4 = true;
+  Options o;
+  o.int8 = true;
+  WeightKind q4, q6;
+  q4.format = Format::Q4_0;
+  q6.format = Format::Q6_K;
+  const KernelSpec a = plan(lim, q4, 14336, 4096, 1, {}, o);
+  EXPECT_EQ(a.rpl, 2u);
+  EXPECT_EQ(a.tpr, 16u);
+  const KernelSpec b = plan(lim, q4, 4096, 14336, 1, {}, o);
+  EXPECT_EQ(b.rpl, 1u);
+  EXPECT_EQ(b.tpr, 32u);
+  const KernelSpec c = plan(lim, q6, 4096, 14336, 1, {}, o);
+  EXPECT_EQ(c.wg, 256u);
+  EXPECT_EQ(c.tpr, 16u);
+  EXPECT_EQ(c.rpl, 2u);
+  const KernelSpec d = plan(lim, q4, 14336, 4096, 8, {}, o);
+  EXPECT_EQ(d.tpr, 8u);
+  EXPECT_EQ(d.rpl, 4u);
+  EXPECT_EQ(d.tokens, 4u);
+  const KernelSpec e = plan(lim, q4, 4096, 14336, 8, {}, o);
+  EXPECT_EQ(e.tpr, 16u);
+  EXPECT_EQ(e.rpl, 4u);
+  EXPECT_EQ(e.tokens, 2u);
+  WeightKind q4k;
+  q4k.format = Format::Q4_K;
+  const KernelSpec g = plan(lim, q4k, 4096, 14336, 8, {}, o), g32 = plan(lim, q4k, 4096, 14336, 8, {}, {});
+  EXPECT_EQ(g.tpr, g32.tpr);  // long rows of 64-element units keep the f32 batch plan
+  EXPECT_EQ(g.rpl, g32.rpl);
+  EXPECT_EQ(g.tokens, g32.tokens);
+  const KernelSpec h = plan(lim, q4k, 14336, 4096, 8, {}, o);
+  EXPECT_EQ(h.tpr, 8u);
+  EXPECT_EQ(h.rpl, 4u);
+  const KernelSpec f = plan(lim, q4, 2560, 960, 8, {}, o);
+  const KernelSpec f32 = plan(lim, q4, 2560, 960, 8, {}, {});
+  EXPECT_EQ(f.rpl, f32.rpl);
+  EXPECT_EQ(f.tpr, f32.tpr);
+  EXPECT_EQ(f.tokens, f32.tokens);
+  for (const KernelSpec* s : {&a, &b, &c, &d, &e, &f, &g, &h}) {
+    EXPECT_TRUE(s->features.dot4) << s->key();
+    EXPECT_LE(shared_bytes(*s), lim.shared) << s->key();
+  }
+}
+
+TEST(Matvec, ConstantStepsMatchTwin) {
+  // Options::const_steps: the lane loop as a constant number of steps (one
+  // tile, no split). Units per row a multiple of TPR * UNROLL (the bound
+  // checks dropped) and not (kept); f32 and int8 activations; two weights
+  // and the prologue; ragged n.
+  auto kinds = all_kinds();
+  uint32_t seed = 4600;
+  const bool dot4 = test_context().features().packed_dot4;
+  struct V {
+    int kind;
+    uint32_t blocks, unroll;
+    const char* hook;
+    bool i8;
+  };
+  const V vs[] = {{7, 16, 2, "store", false}, {7, 11, 1, "silu", false}, {8, 3, 1, "rmsnorm", false},
+                  {7, 16, 1, "silu", true},   {3, 13, 2, "store", true},  {8, 4, 1, "rmsnorm", true}};
+  for (const V& v : vs) {
+    if (v.i8 && !dot4) continue;
+    const Kind& kd = kinds[v.kind];
+    Case c{kd, hook(v.hook), 45, kd.block * v.blocks, 3, {}};
+    c.opt.const_steps = true;
+    c.opt.unroll = v.unroll;
+    c.opt.int8 = v.i8;
+    c.opt.wg = 64;
+    c.opt.tpr = 4;
+    if (v.i8) c.twin_ref_tol = 2e-2;
+    const KernelSpec spec = plan(test_context(), kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
+    EXPECT_EQ(spec.variant & ~kQuadStage, kConstSteps) << spec.key();
+    const UnitInfo ui = unit_info(kd.kind, c.k);
+    const bool even = (ui.kp / ui.unit) % (4 * v.unroll) == 0;
+    EXPECT_EQ(wgsl(spec).find("if (uu0 < u1)") == std::string::npos, even) << spec.key();
+    auto e = run_case(c, seed++);
+    const double tw = v.i8 && c.hooks.prologue == Prologue::RmsNorm ? 2e-3 : 1e-4;
+    EXPECT_LT(e.vs_twin, tw) << spec.key();
+    EXPECT_LT(e.vs_ref, v.i8 ? 2e-2 : 5e-4) << spec.key();
+  }
+  // On by default with int8 activations over 32-element units only; several
+  // tiles or a split: the plain loop.
+  Options d;
+  EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, d).variant, 0u);
+  d.int8 = true;
+  if (dot4) {
+    EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, d).variant & ~kQuadStage, kConstSteps);
+    EXPECT_EQ(plan(test_context(), kinds[8].kind, 45, 256, 1, {}, d).variant & ~kQuadStage,
+              0u);  // q4_K: 64-element units
+  }
+  Options o;
+  o.const_steps = true;
+  o.max_tile = 64;
+  EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, o).variant, 0u);
+  o.max_tile.reset();
+  o.splits = 2;
+  EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, o).variant, 0u);
+}
+
+TEST(MatvecInt8, QuadStagingMatchesTwinAndPlainStaging) {
+  // Options::quad_stage (subgroups): four lanes stage each block of 32 and
+  // exchange its max and code sums by shuffles. The codes, scales and sums
+  // are those of the plain staging, so both kernels match the twin and give
+  // the same y. Several tiles, 3 tokens in chunks of 2, the prologue (its
+  // hook runs in the staging), a k whose last tile is partial, ragged n, and
+  // small workgroups whose quad lanes take several passes.
+  auto& ctx = test_context();
+  if (!int8_ok() || !ctx.features().subgroups) GTEST_SKIP() << "needs packed dot4 and subgroups";
+  const auto kinds = all_kinds();
+  uint32_t seed = 4800;
+  struct V {
+    int kind;
+    uint32_t blocks, tile;
+    const char* hook;
+    uint32_t wg;  // 0: the plan's; 64: 8 passes of quad lanes in 2 groups (q8_0) or 2 ragged passes (q4_0)
+  };
+  const V vs[] = {{7, 16, 128, "store", 0}, {7, 9, 128, "rmsnorm", 0}, {3, 13, 0, "acc", 0},
+                  {8, 3, 0, "rmsnorm", 0},  {7, 64, 0, "store", 64},   {3, 13, 0, "rmsnorm", 64}};
+  for (const V& v : vs) {
+    const Kind& kd = kinds[v.kind];
+    std::vector<float> ys[2];
+    for (bool quad : {true, false}) {
+      Case c{kd, hook(v.hook), 45, kd.block * v.blocks, 3, {}};
+      c.opt.int8 = true;
+      c.opt.subgroups = true;
+      c.opt.quad_stage = quad;
+      c.opt.tokens = 2;
+      if (v.tile) c.opt.max_tile = v.tile;
+      if (v.wg) {
+        c.opt.wg = v.wg;
+        c.opt.tpr = 4;
+      }
+      c.twin_ref_tol = 2e-2;
+      const KernelSpec spec = plan(ctx, kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
+      EXPECT_EQ((spec.variant & kQuadStage) != 0, quad) << spec.key();
+      EXPECT_EQ(wgsl(spec).find("subgroupShuffleXor(am, 2u)") != std::string::npos, quad) << spec.key();
+      auto e = run_case(c, seed, &ys[quad]);
+      const double tw = c.hooks.prologue == Prologue::RmsNorm ? 2e-3 : 1e-4;
+      EXPECT_LT(e.vs_twin, tw) << spec.key();
+      EXPECT_LT(e.vs_ref, 2e-2) << spec.key();
+    }
+    ++seed;
+    EXPECT_EQ(ys[0], ys[1]) << kd.name << " " << v.hook << ": quad and plain staging differ";
+  }
+  // On by default for Q8_0 and Q4_K (and Q5_K), not for Q4_0; never without
+  // subgroups.
+  Options o;
+  o.int8 = true;
+  EXPECT_NE(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
+  EXPECT_NE(plan(ctx, kinds[8].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
+  EXPECT_EQ(plan(ctx, kinds[3].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
+  o.subgroups = false;
+  EXPECT_EQ(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
+}
+
+TEST(Matvec, TimingProbesCutTheirPartAndRun) {
+  // Options::probe (bench only): the kernel with its x staging (1), its lane
+  // loop (2) or both (3) cut out, or the loop reduced to the weight loads
+  // with (4) or without (7) the staging.
+  // Each keeps the plain kernel's bindings, builds and runs; its output is
+  // not checked (it is meaningless by design).
+  auto& ctx = test_context();
+  auto kinds = all_kinds();
+  for (int i : {7, 8})  // q8_0, q4_K
+    for (bool i8 : {false, true}) {
+      if (i8 && !ctx.features().packed_dot4) continue;
+      OwnedWeight w = make_weight(kinds[i].kind, 45, kinds[i].block * 2, 4200 + i);
+      fix(w);
+      Weights gw = upload(ctx, w.host, "probe.w");
+      auto xb = ctx.storage<float>(ts::random_normal(size_t{2} * kinds[i].block * 2, 4300, 0.f, 1.f), "x");
+      auto yb = ctx.create_buffer(2 * 45 * 4, gpu::kStorage, "y");
+      for (uint32_t p : {1u, 2u, 3u, 4u, 7u}) {
+        Options o;
+        o.int8 = i8;
+        o.probe = p;
+        const KernelSpec spec = plan(ctx, kinds[i].kind, 45, kinds[i].block * 2, 2, {}, o);
+        EXPECT_EQ(probe_of(spec), static_cast<Probe>(p)) << spec.key();
+        const std::string src = wgsl(spec);
+        const bool staged = p == 2 || p == 4;  // 7: the loads of 4 without the staging
+        const bool decoded = p == 1;
+        EXPECT_EQ(src.find(i8 ? "pack4xI8(" : "UNIT4P + j % (UNIT") != std::string::npos, staged) << spec.key();
+        EXPECT_EQ(src.find(i8 ? "dot4I8Packed(w" : "dot(w") != std::string::npos, decoded) << spec.key();
+        Prepared pr = prepare(ctx, spec, {&gw, nullptr, &xb, &yb});
+        gpu::Recorder rec(ctx);
+        pr.record(rec);
+        EXPECT_NO_THROW(rec.submit()) << spec.key();
+        EXPECT_NO_THROW(ctx.download<float>(yb, 0, 2 * 45)) << spec.key();
+      }
+    }
+  // 5: x from global memory (int8 only); 6: the loads in step order (whole
+  // steps and workgroups of rows only).
+  for (int i : {7, 8}) {
+    const uint32_t k = kinds[i].block >= 256 ? 1024 : 256;
+    OwnedWeight w = make_weight(kinds[i].kind, 64, k, 4400 + i);
+    fix(w);
+    Weights gw = upload(ctx, w.host, "probe.w");
+    auto xb = ctx.storage<float>(ts::random_normal(k, 4500, 0.f, 1.f), "x");
+    auto yb = ctx.create_buffer(64 * 4, gpu::kStorage, "y");
+    for (uint32_t p : {5u, 6u}) {
+      Options o;
+      o.probe = p;
+      o.wg = 64;
+      o.tpr = 4;
+      o.int8 = p == 5;
+      if (p == 5 && !ctx.features().packed_dot4) continue;
+      const KernelSpec spec = plan(ctx, kinds[i].kind, 64, k, 1, {}, o);
+      const std::string src = wgsl(spec);
+      if (p == 5) {
+        EXPECT_EQ(src.find("pack4xI8("), std::string::npos) << spec.key();
+        EXPECT_NE(src.find("xqg("), std::string::npos) << spec.key();
+      } else {
+        EXPECT_NE(src.find("(uu0 / TPR) * (RPW * TPR)"), std::string::npos) << spec.key();
+      }
+      Prepared pr = prepare(ctx, spec, {&gw, nullptr, &xb, &yb});
+      gpu::Recorder rec(ctx);
+      pr.record(rec);
+      EXPECT_NO_THROW(rec.submit()) << spec.key();
+      EXPECT_NO_THROW(ctx.download<float>(yb, 0, 64)) << spec.key();
+    }
+  }
+  Options o;
+  o.probe = 8;
+  EXPECT_THROW(plan(ctx, kinds[7].kind, 45, 64, 1, {}, o), Error);
+  o.probe = 5;  // int8 only
+  EXPECT_THROW(plan(ctx, kinds[7].kind, 45, 64, 1, {}, o), Error);
+  o.probe = 6;  // 45 rows are not whole workgroups
+  o.wg = 64;
+  o.tpr = 4;
+  EXPECT_THROW(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o), Error);
+}
