@@ -219,7 +219,7 @@ if [ "$mode" = stage8 ]; then
   # gap?), the loads with and without the staging (probes 4 and 7), the
   # quad-lane int8 staging (qs) and two 16-byte units a step (unroll) against
   # the old defaults, the final defaults, and the parity tests.
-  timeout 300 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  timeout 200 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
   echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
   timeout 120 $B/test_model --gtest_filter='*Int8*' > "$OUT/test_model.log" 2>&1
   echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
