@@ -26,6 +26,16 @@ namespace {
 
 bool int8_ok() { return test_context().features().packed_dot4; }
 
+// H200-like limits with the int8 dot product, for the plan's defaults.
+Limits h200_like() {
+  Limits lim;
+  lim.invocations = 1024;
+  lim.shared = 49152;
+  lim.subgroup_min = lim.subgroup_max = 32;
+  lim.dot4 = true;
+  return lim;
+}
+
 std::vector<int> int8_kinds() {
   std::vector<int> out;
   const auto kinds = all_kinds();
@@ -152,11 +162,7 @@ TEST(MatvecInt8, PlanLoadsTwoSixteenByteUnitsAStep) {
   // quants (Q4_0, Q4_1, Q5_0, Q5_1, 4-bit MatMulNBits) take two units a step;
   // Q8_0 (32 bytes), the K-quants, the f32 path and the many-rows (lm_head)
   // plan keep one, and an explicit unroll wins.
-  Limits lim;
-  lim.invocations = 1024;
-  lim.shared = 49152;
-  lim.subgroup_min = lim.subgroup_max = 32;
-  lim.dot4 = true;
+  const Limits lim = h200_like();
   Options o;
   o.int8 = true;
   auto with = [](Format f) {
@@ -183,11 +189,7 @@ TEST(MatvecInt8, PlanLoadsTwoSixteenByteUnitsAStep) {
 TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   // H200-like limits: the int8 defaults (generator.cpp) for the 8B shapes,
   // and the f32 batch plan where a small grid would idle the GPU.
-  Limits lim;
-  lim.invocations = 1024;
-  lim.shared = 49152;
-  lim.subgroup_min = lim.subgroup_max = 32;
-  lim.dot4 = true;
+  Limits lim = h200_like();
   Options o;
   o.int8 = true;
   WeightKind q4, q6;
