@@ -71,16 +71,18 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
       for (const auto& mb : split_list(o.read_sizes)) {
         // A size may be fractional (62.5), so shapes of a matvec's bytes can be matched.
         const uint64_t bytes = static_cast<uint64_t>(std::stod(mb) * (1 << 20));
+        BQ_CHECK(bytes >= 256, "read size '{}' MiB is below 256 bytes", mb);
         const uint32_t copies = static_cast<uint32_t>(std::max<uint64_t>(1, (512ull << 20) / bytes));
         for (const auto& sh : split_list(o.read_shapes)) {
           auto x = sh.find('x');
           BQ_CHECK(x != std::string::npos, "read shape '{}' is not WGxITEMS", sh);
           ReadShape shape{static_cast<uint32_t>(std::stoul(sh.substr(0, x))),
                           static_cast<uint32_t>(std::stoul(sh.substr(x + 1)))};
+          BQ_CHECK(shape.wg > 0 && (shape.wg & (shape.wg - 1)) == 0 && shape.items > 0,
+                   "read shape '{}': WG must be a power of two and ITEMS at least 1", sh);
           auto r = measure_read_bandwidth(ctx, bytes, copies, shape);
-          const uint64_t per_group = uint64_t{shape.wg} * shape.items * 16;
-          fmt::print("{:>10} {:>7} {:>6} {:>6} {:>8} {:>10.2f} {:>10.1f}\n", mb, copies, shape.wg, shape.items,
-                     (r.bytes + per_group - 1) / per_group, r.us, r.gbps);
+          fmt::print("{:>10} {:>7} {:>6} {:>6} {:>8} {:>10.2f} {:>10.1f}\n", mb, copies, r.wg, r.items, r.groups,
+                     r.us, r.gbps);
         }
       }
       return;
@@ -134,7 +136,6 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "probe") n.probe = u;
           else if (key == "cs") n.const_steps = u != 0;
           else if (key == "qs") n.quad_stage = u != 0;
-
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

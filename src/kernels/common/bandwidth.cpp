@@ -58,6 +58,9 @@ Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes, uint32
   b.gpu_timestamps = t.gpu_timestamps;
   b.gbps = static_cast<double>(bytes) * per_pass / t.median();
   b.us = t.median() / per_pass / 1e3;
+  b.wg = wg;
+  b.items = items;
+  b.groups = groups;
   return b;
 }
 

@@ -14,6 +14,8 @@ struct Bandwidth {
   double us = 0;         // microseconds per dispatch (median pass / dispatches)
   int samples = 0;       // timed passes
   bool gpu_timestamps = false;
+  uint32_t wg = 0, items = 0;  // the read's shape as run (after the adapter's limits)
+  uint64_t groups = 0;         // workgroups per dispatch
 };
 
 // `bytes` is clamped to the binding and buffer limits. With copies > 1 the

@@ -58,7 +58,6 @@ inline constexpr uint32_t kInterleaveChunks = 1;
 inline constexpr uint32_t kProbeShift = 1;  // bits 1..3: the Probe
 inline constexpr uint32_t kConstSteps = 16;
 inline constexpr uint32_t kQuadStage = 32;
-
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and
