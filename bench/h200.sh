@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -238,5 +238,31 @@ if [ "$mode" = stage8 ]; then
   cat "$OUT/read_shapes.txt"
   for f in probes quad unroll default; do
     echo "== $f"; grep -E "^[a-z]" "$OUT/$f.txt" | awk '{print $1, $2, "b"$3, $4, $7, $8}'
+  done
+fi
+if [ "$mode" = batch9 ]; then
+  # Session 9: the split batch plan and the float formats' 8-element units,
+  # each default against the old plan (splits=1) in alternating processes
+  # (the first rows of a process are often slow here, so each lists its
+  # first format twice), then the parity tests (the oracle tests need
+  # node-llama-cpp, which the device lacks).
+  timeout 200 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  timeout 200 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  for r in 1 2; do
+    for sw in "i8=1" "i8=1;splits=1"; do
+      timeout 60 $B/blockq bench matvec --formats q8_0,q8_0,q4_K,q5_K,q6_K --shapes 4096x14336 --batch 8 \
+        --sweep "$sw" 2>/dev/null | grep -E "^[a-z]" >> "$OUT/batch_i8.txt"
+    done
+    for sw in "" "splits=1"; do
+      timeout 60 $B/blockq bench matvec --formats f16,f16,bf16,f32 --shapes 4096x14336 --batch 8 \
+        ${sw:+--sweep "$sw"} 2>/dev/null | grep -E "^[a-z]" >> "$OUT/batch_f.txt"
+    done
+  done
+  timeout 100 $B/blockq bench matvec --formats f16,f16,bf16,f32 --shapes 2560x960,49152x960,4096x14336,14336x4096 \
+    --batch 1,8 2>/dev/null > "$OUT/float_default.txt"
+  for f in batch_i8 batch_f float_default; do
+    echo "== $f"; grep -E "^[a-z]" "$OUT/$f.txt" | awk '{print $1, $2, "b"$3, $4, $8}'
   done
 fi

@@ -31,6 +31,20 @@ KernelSpec plan(const gpu::Context& ctx, uint32_t splits, const Hooks& hooks) {
   return s;
 }
 
+const gpu::Buffer& partials_buffer(const gpu::Context& ctx, const KernelSpec& producer, uint32_t m,
+                                   const gpu::Buffer* part, gpu::Buffer& own, const std::string& label) {
+  const uint64_t pb = partial_bytes(producer.splits, producer.hooks, m, producer.n);
+  const uint64_t limit = ctx.limits().maxStorageBufferBindingSize;
+  BQ_CHECK(pb <= limit, "{}: {} split-k partials of {} tokens need {} bytes, past the binding limit {}", label,
+           producer.splits, m, pb, limit);
+  if (part) {
+    BQ_CHECK(part->size() >= pb, "{}: partials '{}' hold {} bytes, need {}", label, part->label(), part->size(), pb);
+    return *part;
+  }
+  own = ctx.create_buffer(pb, gpu::kStorage, label + ".partials");
+  return own;
+}
+
 std::string wgsl(const KernelSpec& s) {
   Template t(wgsl_file("kernels/common/split_sum.wgsl"), s.key());
   t.set_u("S", s.splits).set_u("WG", s.wg);

@@ -37,6 +37,13 @@ class Prepared {
   gpu::Grid grid_;
 };
 
+// Where a split-k producer (its spec, m tokens) writes its partials: the
+// caller's scratch `part` when given, else `own`, created here with `label`.
+// Throws blockq::Error when the partials pass the binding limit or `part` is
+// too small for them.
+const gpu::Buffer& partials_buffer(const gpu::Context& ctx, const KernelSpec& producer, uint32_t m,
+                                   const gpu::Buffer* part, gpu::Buffer& own, const std::string& label);
+
 // part: the producer's partials (partial_bytes); y: [m, n] f32; bias: [n]
 // when the hooks have one. Throws blockq::Error on short buffers.
 Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const gpu::Buffer& part, const gpu::Buffer& y,

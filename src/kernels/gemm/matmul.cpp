@@ -86,15 +86,17 @@ Matmul matmul(const gpu::Context& ctx, const MatmulArgs& a) {
     out.p_ = prepare(ctx, *s, ga);
   } else {
     const WeightKind kind = a.mv_a->kind;
-    out.p_ = matvec::prepare(ctx, matvec::plan(ctx, kind, a.mv_a->n, a.mv_a->k, a.m, a.hooks),
-                             {a.mv_a, a.mv_b, a.x, a.y});
+    matvec::Args ma{a.mv_a, a.mv_b, a.x, a.y};
+    ma.part = a.part;
+    out.p_ = matvec::prepare(ctx, matvec::plan(ctx, kind, a.mv_a->n, a.mv_a->k, a.m, a.hooks), ma);
   }
   return out;
 }
 
 uint64_t partial_bytes(const gpu::Context& ctx, const MatmulArgs& a) {
-  const auto s = gemm_spec(ctx, a);
-  return s && s->splits > 1 ? split_sum::partial_bytes(s->splits, a.hooks, a.m, s->n) : 0;
+  const auto g = gemm_spec(ctx, a);
+  const KernelSpec s = g ? *g : matvec::plan(ctx, a.mv_a->kind, a.mv_a->n, a.mv_a->k, a.m, a.hooks);
+  return s.splits > 1 ? split_sum::partial_bytes(s.splits, a.hooks, a.m, s.n) : 0;
 }
 
 }  // namespace blockq::gemm

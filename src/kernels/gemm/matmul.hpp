@@ -43,9 +43,9 @@ struct MatmulArgs {
   Hooks hooks;                       // Store, Acc or SiluGate
   std::optional<uint32_t> crossover;  // unset: crossover(ctx, kind) (cached)
   bool tuned = true;                  // gemm: the tuner's tiling (cached), else the default
-  // A split-k gemm's partials: a scratch of at least partial_bytes(ctx,
-  // args), which matmuls recorded one after another may share. Null: the
-  // gemm allocates its own.
+  // A split-k gemm's or matvec's partials: a scratch of at least
+  // partial_bytes(ctx, args), which matmuls recorded one after another may
+  // share. Null: the kernel allocates its own.
   const gpu::Buffer* part = nullptr;
 };
 
@@ -65,8 +65,8 @@ class Matmul {
 // missing or mismatched arguments.
 Matmul matmul(const gpu::Context& ctx, const MatmulArgs& args);
 
-// Bytes of split-k partials the kernel matmul(ctx, args) picks needs (0 for
-// matvec or an unsplit gemm), so callers can size one shared scratch.
+// Bytes of split-k partials the kernel matmul(ctx, args) picks needs (0 when
+// it is not split), so callers can size one shared scratch.
 uint64_t partial_bytes(const gpu::Context& ctx, const MatmulArgs& args);
 
 }  // namespace blockq::gemm

@@ -30,18 +30,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
   p.kernel_ = &ctx.kernel(label, label, [&] { return wgsl(spec); });
   const gpu::Buffer* out = args.y;
   if (spec.splits > 1) {
-    const uint64_t pb = split_sum::partial_bytes(spec.splits, spec.hooks, args.m, spec.n);
-    BQ_CHECK(pb <= ctx.limits().maxStorageBufferBindingSize,
-             "gemm {}: {} split-k partials of {} tokens need {} bytes, past the binding limit {}", label,
-             spec.splits, args.m, pb, ctx.limits().maxStorageBufferBindingSize);
-    if (args.part) {
-      BQ_CHECK(args.part->size() >= pb, "gemm {}: partials '{}' hold {} bytes, need {}", label,
-               args.part->label(), args.part->size(), pb);
-      out = args.part;
-    } else {
-      p.own_part_ = ctx.create_buffer(pb, gpu::kStorage, label + ".partials");
-      out = &p.own_part_;
-    }
+    out = &split_sum::partials_buffer(ctx, spec, args.m, args.part, p.own_part_, "gemm " + label);
     p.sum_ = split_sum::prepare(ctx, split_sum::plan(ctx, spec.splits, spec.hooks), *out, *args.y, {}, args.m,
                                 spec.n);
   }

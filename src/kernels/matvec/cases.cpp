@@ -104,6 +104,7 @@ struct Mv {
     Options o = opt;
     if (for_export && !subgroups_on) o.subgroups = false;
     if (int8_allowed && ctx.features().packed_dot4) o.int8 = true;
+    o.splits = 1;  // one kernel, as an export runs it (the batch plan would split long rows)
     return plan(ctx, kind, n, k, m, hooks, o);
   }
 };

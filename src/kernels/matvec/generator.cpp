@@ -16,8 +16,10 @@ namespace {
 
 uint32_t weights(const KernelSpec& s) { return s.hooks.epilogue == Epilogue::SiluGate ? 2 : 1; }
 
-std::string fmt_file(const WeightKind& kind) {
+// The format snippet's file (float formats: its unit size, layout.cpp).
+std::string fmt_file(const WeightKind& kind, uint32_t k) {
   if (kind.onnx) return kind.bits == 4 ? "onnx4.wgsl" : "onnx8.wgsl";
+  const bool u8 = unit_info(kind, k).unit == 8;
   switch (kind.format) {
     case Format::Q8_0: return "q8_0.wgsl";
     case Format::Q4_0: return "q4_0.wgsl";
@@ -27,9 +29,9 @@ std::string fmt_file(const WeightKind& kind) {
     case Format::Q4_K: return "q4_k.wgsl";
     case Format::Q5_K: return "q5_k.wgsl";
     case Format::Q6_K: return "q6_k.wgsl";
-    case Format::F32: return "f32.wgsl";
-    case Format::F16: return "f16.wgsl";
-    case Format::BF16: return "bf16.wgsl";
+    case Format::F32: return u8 ? "f32_u8.wgsl" : "f32.wgsl";
+    case Format::F16: return u8 ? "f16_u8.wgsl" : "f16.wgsl";
+    case Format::BF16: return u8 ? "bf16_u8.wgsl" : "bf16.wgsl";
   }
   return "";
 }
@@ -37,7 +39,7 @@ std::string fmt_file(const WeightKind& kind) {
 }  // namespace
 
 std::string format_snippet(const KernelSpec& s, const std::string& w) {
-  const std::string file = "kernels/matvec/fmt/" + fmt_file(s.weight);
+  const std::string file = "kernels/matvec/fmt/" + fmt_file(s.weight, s.k);
   Template t(wgsl_file(file), file);
   t.set("W", w);
   if (!s.weight.onnx && (s.weight.format == Format::Q4_K || s.weight.format == Format::Q5_K)) {
@@ -69,7 +71,7 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   }
   std::string out = t.render();
   if (s.features.dot4) {
-    const std::string file8 = "kernels/matvec/fmt/i8/" + fmt_file(s.weight);
+    const std::string file8 = "kernels/matvec/fmt/i8/" + fmt_file(s.weight, s.k);
     Template t8(wgsl_file(file8), file8);
     t8.set("W", w);
     if (s.weight.onnx) t8.set("BS", std::to_string(s.weight.block_size));

@@ -18,7 +18,9 @@ namespace blockq::matvec {
 struct Options {
   std::optional<bool> subgroups;  // default: on where the device has them
   std::optional<uint32_t> wg, tpr, unroll, tokens, rpl;
-  std::optional<uint32_t> splits;    // split-k slices (default 1; capped so no slice is empty)
+  // Split-k slices (capped so no slice is empty). Default 1, except batches
+  // over long rows of some formats (plan.cpp says which).
+  std::optional<uint32_t> splits;
   std::optional<uint32_t> max_tile;  // cap the staged tile (tests of tiling)
   // int8 activations (features.dot4): x quantized per block of 32 to int8
   // codes and a scale, summed by dot4I8Packed. Default off (f32 activations);
@@ -77,6 +79,7 @@ struct Limits {
   uint32_t invocations = 256, shared = 16384, max_groups = 65535;
   uint32_t subgroup_min = 0, subgroup_max = 0;  // 0: no subgroups
   bool dot4 = false;                            // WGSL packed_4x8_integer_dot_product
+  uint64_t binding = 128ull << 20;              // maxStorageBufferBindingSize (split-k partials)
 };
 Limits limits_of(const gpu::Context& ctx);
 KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,

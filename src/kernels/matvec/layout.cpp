@@ -52,7 +52,14 @@ UnitInfo unit_info(const WeightKind& kind, uint32_t k) {
       break;
     case Format::Q4_K: case Format::Q5_K: unit = 64; break;
     case Format::Q6_K: unit = 128; group = 16; side = true; break;
-    case Format::F32: case Format::F16: case Format::BF16: group = 0; break;
+    // Float formats: rows of 4096 or more take 8-element units (16 bytes of
+    // F16/BF16), so that the TPR lanes of a row, which take consecutive
+    // units, load one contiguous run (the plan gives them 4 units a step).
+    // Shorter rows keep 32: on the H200, f16 2560 x 960 took 5.9 us with
+    // 32-element units and 6.4 with 8, 49152 x 960 31.7 and 36.6
+    // (docs/perf/2026-12-01-session9-h200.md). Either way a row is its k
+    // values in order, padded to whole units.
+    case Format::F32: case Format::F16: case Format::BF16: unit = k >= 4096 ? 8 : 32; group = 0; break;
   }
   has_min = kind.format == Format::Q4_1 || kind.format == Format::Q5_1 || kind.format == Format::Q4_K ||
             kind.format == Format::Q5_K;

@@ -104,6 +104,31 @@ TEST(Matvec, LaneAndUnrollVariantsCoverEveryUnit) {
   }
 }
 
+TEST(Matvec, FloatRowsOf4096TakeEightElementUnits) {
+  // F32, F16 and BF16 rows of k >= 4096 are read as 8-element units, 4 a lane
+  // step (layout.cpp, plan.cpp): k = 4104 pads the row to whole units of 8 and
+  // leaves a partial last step; several tiles, both reductions, the prologue
+  // and two weights.
+  auto kinds = all_kinds();
+  uint32_t seed = 7300;
+  for (int i : {0, 1, 2})  // f32, f16, bf16
+    for (const char* hn : {"store", "rmsnorm", "silu"})
+      for (uint32_t k : {4096u, 4104u}) {
+        Case c{kinds[i], hook(hn), 37, k, k == 4096 ? 1u : 5u, {}};
+        c.opt.subgroups = k == 4096;
+        c.opt.max_tile = 1024;
+        const UnitInfo ui = unit_info(c.kind.kind, k);
+        EXPECT_EQ(ui.unit, 8u);
+        EXPECT_EQ(ui.kp, (k + 7) / 8 * 8);
+        EXPECT_EQ(unit_info(c.kind.kind, 4064).unit, 32u);  // shorter rows keep 32
+        const KernelSpec spec = plan(test_context(), c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
+        EXPECT_EQ(spec.unroll, 4u) << spec.key();
+        auto e = run_case(c, seed++);
+        EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " " << hn << " k=" << k;
+        EXPECT_LT(e.vs_ref, 5e-4) << kinds[i].name << " " << hn << " k=" << k;
+      }
+}
+
 TEST(Matvec, SeveralRowsPerLaneGroup) {
   // Each lane group owns rpl rows (ragged n, so some lanes read stand-in rows),
   // with two weights (SiLU-gate), RoPE pairs, the prologue and both reductions.

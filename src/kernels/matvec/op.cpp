@@ -76,10 +76,8 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
   const auto roles = bindings(spec);
   const gpu::Buffer* out = args.y;
   if (spec.splits > 1) {
-    p.part_ = ctx.create_buffer(split_sum::partial_bytes(spec.splits, spec.hooks, spec.m, spec.n), gpu::kStorage,
-                                label + ".partials");
-    out = &p.part_;
-    p.sum_ = split_sum::prepare(ctx, split_sum::plan(ctx, spec.splits, spec.hooks), p.part_, *args.y, args.bias,
+    out = &split_sum::partials_buffer(ctx, spec, spec.m, args.part, p.part_, "matvec " + label);
+    p.sum_ = split_sum::prepare(ctx, split_sum::plan(ctx, spec.splits, spec.hooks), *out, *args.y, args.bias,
                                 spec.m, spec.n);
   }
   for (size_t ci = 0; ci < a.chunks.size(); ++ci) {

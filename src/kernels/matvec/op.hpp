@@ -54,6 +54,9 @@ struct Args {
   gpu::Binding norm_w;                  // [k] f32 (RmsNorm): a buffer or an arena slice
   gpu::Binding bias;                    // [n] f32
   const gpu::Buffer* pos = nullptr;     // [m] u32 (RoPE)
+  // Split-k: a scratch for the partial sums (split_sum::partial_bytes), which
+  // callers that record one kernel at a time may share; null: prepare makes one.
+  const gpu::Buffer* part = nullptr;
 };
 
 class Prepared {
@@ -66,7 +69,7 @@ class Prepared {
   const gpu::Kernel* kernel_ = nullptr;
   std::vector<gpu::BindGroup> groups_;
   std::vector<gpu::Grid> grids_;
-  gpu::Buffer part_;                      // split-k: [splits][weights][m][n] partial sums
+  gpu::Buffer part_;                      // split-k without Args::part: [splits][weights][m][n] partial sums
   std::optional<split_sum::Prepared> sum_;  // split-k: adds them, runs the epilogue
 };
 

@@ -26,6 +26,7 @@ Limits limits_of(const gpu::Context& ctx) {
   l.shared = ctx.limits().maxComputeWorkgroupStorageSize;
   l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
   l.dot4 = ctx.features().packed_dot4;
+  l.binding = ctx.limits().maxStorageBufferBindingSize;
   if (ctx.features().subgroups) {
     l.subgroup_min = ctx.adapter().subgroup_min;
     l.subgroup_max = ctx.adapter().subgroup_max;
@@ -60,6 +61,17 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
            "matvec {}: int8 activations need WGSL's packed_4x8_integer_dot_product, which this adapter lacks",
            kind.name());
   const uint32_t upr = ui.kp / ui.unit;
+  // The float formats' 8-element units (rows of 4096 or more, layout.cpp) go
+  // 4 to a lane step (`unroll` 4), so that the lanes of a row load one
+  // contiguous run per load while a step still covers 32 elements, as one
+  // unit of the other formats does. H200, f16 4096 x 14336 at batch 1
+  // (docs/perf/2026-12-01-session9-h200.md): the weight loads alone took
+  // 36.9 us with 32-element units (64 bytes a lane) and 31.6 with these, the
+  // kernel 36.0 and 34.7-35.1. The rules below count units in such steps
+  // (spr: steps per row for one lane).
+  const bool float_units = ui.group == 0;
+  const uint32_t per_step = float_units && ui.unit == 8 ? 4 : 1;
+  const uint32_t spr = (upr + per_step - 1) / per_step;
   // Defaults from the limits (H200 sweeps, docs/perf: the widest workgroup won
   // at batch 1 on the 8B shapes, with 32 lanes per row for k = 14336 or
   // n <= 4096 and 16 for 14336 x 4096; Q6_K's 128-element units spill their
@@ -77,9 +89,9 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // at batch 8 (docs/perf/2026-12-01-session4-h200.md), 14336 x 4096: q8_0
   // 93.1 -> 71.2 us, q4_0 88.9 -> 71.5, q4_K 134.2 -> 98.5, f16 111 -> 74;
   // but 2560 x 960 (20 workgroups) went from 9.3 to 19.8 us, hence the bound on n.
-  const bool short_batch = batched && !big_unit && upr <= 128 && n >= 12288;
+  const bool short_batch = batched && !big_unit && spr <= 128 && n >= 12288;
   s.tpr = opt.tpr.value_or(
-      std::min<uint32_t>(short_batch ? 8 : batched || big_unit ? 16 : long_k_tpr, pow2_floor(upr)));
+      std::min<uint32_t>(short_batch ? 8 : batched || big_unit ? 16 : long_k_tpr, pow2_floor(spr)));
   if (s.features.subgroups) s.tpr = std::min(s.tpr, pow2_floor(lim.subgroup_min));
   const uint32_t max_inv = pow2_floor(lim.invocations);
   s.wg = opt.wg.value_or(std::min<uint32_t>(batched || big_unit ? 512 : 1024, max_inv));
@@ -99,7 +111,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
              "matvec rope: rope_rows {} must be whole heads of {} within n = {}", hooks.rope_rows, hooks.head_dim, n);
   }
   s.tokens = std::min(opt.tokens.value_or(short_batch ? 8 : 4), m);
-  s.unroll = opt.unroll.value_or(1);
+  s.unroll = opt.unroll.value_or(per_step);
   // Batched tokens reuse each x read for several rows (workgroup-memory reads
   // of x, not weights, bound the batched kernel).
   s.rpl = opt.rpl.value_or(batched ? 2 : 1);
@@ -114,7 +126,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   constexpr uint32_t kManyRows = 16384;
   bool many_rows = false;
   if (!batched && !opt.tpr && !opt.rpl && n >= kManyRows) {
-    const uint32_t lane_tpr = std::max<uint32_t>(4, pow2_floor(std::max<uint32_t>(1, upr / 8)));
+    const uint32_t lane_tpr = std::max<uint32_t>(4, pow2_floor(std::max<uint32_t>(1, spr / 8)));
     if (lane_tpr < s.tpr) {
       s.tpr = lane_tpr;
       s.rpl = 2;
@@ -137,11 +149,12 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   //    q4_1 40.5 -> 35.8). Longer rows of Q4_K/Q5_K units (no choice won for
   //    both: q4_K 71.3 us at 32 lanes and 4 tokens, 78.9 with the f32 plan;
   //    q5_K 83.5 and 77.2) and Q6_K (not swept) keep the f32 batch plan.
+  // Lanes a row and invocations the subgroups allow (the reduction's bounds).
+  const uint32_t sg_tpr = s.features.subgroups ? pow2_floor(lim.subgroup_min) : 1u << 30;
+  const uint32_t sg_wg = s.features.subgroups ? pow2_floor(lim.subgroup_max) *
+                                                    (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1)
+                                              : 1u;
   if (s.features.dot4) {
-    const uint32_t sg_tpr = s.features.subgroups ? pow2_floor(lim.subgroup_min) : 1u << 30;
-    const uint32_t sg_wg = s.features.subgroups ? pow2_floor(lim.subgroup_max) *
-                                                      (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1)
-                                                : 1u;
     const bool long_rows = ui.kp >= 8192;
     if (!batched && big_unit) {
       if (!opt.tpr) s.tpr = std::min({n <= 4096 ? 16u : 8u, pow2_floor(upr), sg_tpr});
@@ -162,6 +175,40 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
       }
     }
     BQ_CHECK(s.wg <= max_inv && s.wg % s.tpr == 0, "matvec: int8 plan WG {} TPR {} past the limits", s.wg, s.tpr);
+  }
+  // Batches over long rows (k >= 8192): every token (up to 8) in one
+  // workgroup, so each weight is read once, and k split in 8 slices (4 for
+  // the float formats) so that the slice of x for all the tokens fits the
+  // staged tile (or nearly); a split_sum kernel adds the slices. H200, 4096 x
+  // 14336 at batch 8, against the unsplit plan in alternating processes
+  // (docs/perf/2026-12-01-session9-h200.md): int8 q8_0 39.2 -> 33.8 us, q4_K
+  // 76.0 -> 55.8, q5_K 74.3 -> 64.5, q6_K 97.5 -> 67.3 (256 invocations: its
+  // 128-element units); f32 x: f16 79.4 -> 65.0, bf16 69.0 -> 60.0, f32 94.2
+  // -> 80.7. Q4_0 went 31.7 -> 32.6, so the formats with 16-byte units keep
+  // the plan above; the f32 path of the integer formats was not measured. Not
+  // with the rope
+  // epilogue (split_sum does not run it), nor where the partial sums would
+  // pass a binding or the grid would have fewer than 96 workgroups.
+  uint32_t def_splits = 1;
+  const bool forced = opt.wg || opt.tpr || opt.rpl || opt.tokens || opt.splits;
+  const bool split_i8 = s.features.dot4 && !kind.onnx &&
+                        (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
+                         kind.format == Format::Q5_K || kind.format == Format::Q6_K);
+  const bool split_f32 = !s.features.dot4 && float_units;
+  if (batched && !forced && ui.kp >= 8192 && !rope && (split_i8 || split_f32)) {
+    const uint32_t splits = split_f32 ? 4 : 8, rpl = split_f32 ? 2 : 4, tokens = std::min(m, 8u);
+    const uint32_t tpr = std::min({8u, pow2_floor(std::max<uint32_t>(1, spr / splits)), sg_tpr});
+    const uint32_t wg = std::max({std::min<uint32_t>(big_unit ? 256 : 512, max_inv), tpr, sg_wg});
+    const uint64_t rpw = uint64_t{wg} / tpr * rpl;
+    const uint64_t groups = (n + rpw - 1) / rpw * splits * ((m + tokens - 1) / tokens);
+    const uint64_t sets = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;
+    if (wg <= max_inv && groups >= 96 && uint64_t{splits} * sets * m * n * 4 <= lim.binding) {
+      s.tpr = tpr;
+      s.rpl = rpl;
+      s.tokens = tokens;
+      s.wg = wg;
+      def_splits = splits;
+    }
   }
   // int8 activations over 32-element units of 16 bytes (Q4_0, Q4_1, Q5_0,
   // Q5_1, 4-bit MatMulNBits): two units a step, so that a lane loads 32 bytes
@@ -193,7 +240,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // invocations).
   if (!opt.wg && !batched)
     while (s.wg / 2 >= min_wg && grid_groups(s.wg) < kMinGroups) s.wg /= 2;
-  const uint32_t splits = opt.splits.value_or(1);
+  const uint32_t splits = opt.splits.value_or(def_splits);
   BQ_CHECK(splits >= 1 && (splits == 1 || !rope), "matvec: split-k ({} slices) does not support the rope epilogue",
            splits);
   const uint32_t ups = (upr + splits - 1) / splits;  // units per slice

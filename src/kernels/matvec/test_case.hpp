@@ -25,6 +25,7 @@ struct Case {
   Options opt;
   uint64_t max_chunk_bytes = 0;
   double twin_ref_tol = 5e-4;  // the twin against float64 (int8 activations: their quantization error)
+  bool external_part = false;  // split-k: the partials in a caller's scratch (Args::part), poisoned first
 };
 
 struct Errors {
@@ -70,6 +71,13 @@ inline Errors run_case(const Case& c, uint32_t seed, std::vector<float>* y_out =
     ctx.upload<float>(yb, poison);
   }
   Args args{&ga, silu ? &gb : nullptr, &xb, &yb, &nwb, &bb, &pb};
+  gpu::Buffer part;
+  if (c.external_part && spec.splits > 1) {
+    std::vector<float> junk(split_sum::partial_bytes(spec.splits, spec.hooks, spec.m, spec.n) / 4 + 16);
+    testing_support::poison(junk);
+    part = ctx.storage<float>(junk, "scratch.partials");
+    args.part = &part;
+  }
   Prepared p = prepare(ctx, spec, args);
   gpu::Recorder rec(ctx);
   p.record(rec);

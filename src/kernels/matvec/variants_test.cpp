@@ -36,6 +36,12 @@ Limits h200_like() {
   return lim;
 }
 
+WeightKind with(Format f) {
+  WeightKind w;
+  w.format = f;
+  return w;
+}
+
 std::vector<int> int8_kinds() {
   std::vector<int> out;
   const auto kinds = all_kinds();
@@ -165,11 +171,6 @@ TEST(MatvecInt8, PlanLoadsTwoSixteenByteUnitsAStep) {
   const Limits lim = h200_like();
   Options o;
   o.int8 = true;
-  auto with = [](Format f) {
-    WeightKind w;
-    w.format = f;
-    return w;
-  };
   WeightKind onnx;
   onnx.onnx = true;
   onnx.bits = 4;
@@ -215,7 +216,9 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(e.tokens, 2u);
   WeightKind q4k;
   q4k.format = Format::Q4_K;
-  const KernelSpec g = plan(lim, q4k, 4096, 14336, 8, {}, o), g32 = plan(lim, q4k, 4096, 14336, 8, {}, {});
+  Options o1 = o, f1;  // unsplit (PlanSplitsLongRowsOfABatch covers the split plan)
+  o1.splits = f1.splits = 1;
+  const KernelSpec g = plan(lim, q4k, 4096, 14336, 8, {}, o1), g32 = plan(lim, q4k, 4096, 14336, 8, {}, f1);
   EXPECT_EQ(g.tpr, g32.tpr);  // long rows of 64-element units keep the f32 batch plan
   EXPECT_EQ(g.rpl, g32.rpl);
   EXPECT_EQ(g.tokens, g32.tokens);
@@ -230,6 +233,91 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   for (const KernelSpec* s : {&a, &b, &c, &d, &e, &f, &g, &h}) {
     EXPECT_TRUE(s->features.dot4) << s->key();
     EXPECT_LE(shared_bytes(*s), lim.shared) << s->key();
+  }
+}
+
+TEST(Matvec, PlanSplitsLongRowsOfABatch) {
+  // H200-like limits, batch 8 over k = 14336: every token in one workgroup and
+  // k split so that each slice of x fits the tile (plan.cpp), for Q8_0, Q4_K,
+  // Q5_K, Q6_K with int8 activations and for F16 with f32 x.
+  Limits lim = h200_like();
+  Options o;
+  o.int8 = true;
+  for (Format f : {Format::Q8_0, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
+    const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, {}, o);
+    EXPECT_EQ(s.splits, 8u) << s.key();
+    EXPECT_EQ(s.tokens, 8u) << s.key();
+    EXPECT_EQ(s.tpr, 8u) << s.key();
+    EXPECT_EQ(s.rpl, 4u) << s.key();
+    EXPECT_EQ(s.wg, f == Format::Q6_K ? 256u : 512u) << s.key();
+    EXPECT_GE(s.tile, 14336u / 8) << s.key();  // one tile holds the slice
+    EXPECT_LE(shared_bytes(s), lim.shared) << s.key();
+  }
+  const KernelSpec h = plan(lim, with(Format::F16), 4096, 14336, 8, {}, {});
+  EXPECT_EQ(h.splits, 4u);
+  EXPECT_EQ(h.rpl, 2u);
+  EXPECT_EQ(h.tokens, 8u);
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).splits, 8u);
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).tokens, 5u);
+  // Unsplit: 16-byte units, one token, rope, short rows, forced knobs, a small
+  // grid, partials past the binding limit, the f32 path of an integer format.
+  EXPECT_EQ(plan(lim, with(Format::Q4_0), 4096, 14336, 8, {}, o).splits, 1u);
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 1, {}, o).splits, 1u);
+  Hooks rope = hook("rope");
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, rope, o).splits, 1u);
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 14336, 4096, 8, {}, o).splits, 1u);
+  Options forced = o;
+  forced.tpr = 8;
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, {}, forced).splits, 1u);
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 512, 14336, 8, {}, o).splits, 1u);
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, {}, {}).splits, 1u);
+  lim.binding = 1u << 19;  // 8 slices x 8 tokens x 4096 rows x 4 bytes = 1 MiB
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, {}, o).splits, 1u);
+}
+
+TEST(Matvec, BatchSplitShapesMatchTwin) {
+  // The split batch plan's shape (all tokens in one workgroup, 4 rows a lane
+  // group, 8 or 4 slices) at test sizes, with int8 and f32 activations and
+  // the hooks split_sum runs: against the twin and float64.
+  auto kinds = all_kinds();
+  uint32_t seed = 5100;
+  for (int i : {7, 8, 1})  // q8_0, q4_K (int8), f16 (f32 x)
+    for (const char* hn : {"store", "acc", "silu"})
+      for (uint32_t m : {5u, 8u}) {
+        const bool f16 = i == 1;
+        const uint32_t k = f16 ? 512 : kinds[i].block * (kinds[i].block >= 256 ? 8 : 16);
+        Case c{kinds[i], hook(hn), 45, k, m, {}};
+        c.opt.int8 = !f16;
+        c.opt.splits = f16 ? 4 : 8;
+        c.opt.tokens = 8;
+        c.opt.rpl = f16 ? 2 : 4;
+        c.opt.tpr = 4;
+        c.opt.wg = 64;
+        if (!f16) c.twin_ref_tol = 2e-2;  // int8 quantization of x
+        c.external_part = m == 8;
+        const KernelSpec spec = plan(test_context(), c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
+        EXPECT_EQ(spec.splits, f16 ? 4u : 8u) << spec.key();
+        EXPECT_EQ(spec.tokens, m) << spec.key();
+        auto e = run_case(c, seed++);
+        EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " " << hn << " m=" << m;
+        EXPECT_LT(e.vs_ref, f16 ? 5e-4 : 2e-2) << kinds[i].name << " " << hn << " m=" << m;
+      }
+  // A caller's scratch too small for the partials is refused, naming it.
+  auto& ctx = test_context();
+  OwnedWeight w = make_weight(kinds[1].kind, 45, 512, 1);
+  fix(w);
+  Weights g = upload(ctx, w.host, "small.w");
+  const KernelSpec spec = plan(ctx, kinds[1].kind, 45, 512, 8, {}, Options{.splits = 4});
+  auto xb = ctx.create_buffer(8 * 512 * 4, gpu::kStorage, "x");
+  auto yb = ctx.create_buffer(8 * 45 * 4, gpu::kStorage, "y");
+  auto small = ctx.create_buffer(256, gpu::kStorage, "small.partials");
+  Args args{&g, nullptr, &xb, &yb};
+  args.part = &small;
+  try {
+    prepare(ctx, spec, args);
+    ADD_FAILURE() << "a 256-byte scratch was accepted for " << spec.key();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("small.partials"), std::string::npos) << e.what();
   }
 }
 

@@ -1,11 +1,11 @@
-// BF16 unit = 32 elements: main{{W}}: 4 vec4<u32>, two bf16 per u32.
+// BF16 unit = 32 elements (rows under 4096; bf16_u8.wgsl takes longer rows):
+// main{{W}}: 4 vec4<u32>, two bf16 per u32.
 struct Unit{{W}} { v0: vec4<u32>, v1: vec4<u32>, v2: vec4<u32>, v3: vec4<u32> }
 fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
   let b = 4u * (r * UPR + u);
   return Unit{{W}}(main{{W}}[b], main{{W}}[b + 1u], main{{W}}[b + 2u], main{{W}}[b + 3u]);
 }
-fn bf2{{W}}(w: u32) -> vec2<f32> { return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u)); }
 fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
   let v = select(select(un.v0, un.v1, c == 1u), select(un.v2, un.v3, c == 3u), c >= 2u);
-  return W8(vec4<f32>(bf2{{W}}(v.x), bf2{{W}}(v.y)), vec4<f32>(bf2{{W}}(v.z), bf2{{W}}(v.w)));
+  return W8(bf16x4(v.xy), bf16x4(v.zw));
 }

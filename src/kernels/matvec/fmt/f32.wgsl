@@ -1,4 +1,5 @@
-// F32 unit = 32 elements: main{{W}}: 8 vec4<u32> of f32 bits.
+// F32 unit = 32 elements (rows under 4096; f32_u8.wgsl takes longer rows):
+// main{{W}}: 8 vec4<u32> of f32 bits.
 struct Unit{{W}} { v: array<vec4<u32>, 8> }
 fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
   let b = 8u * (r * UPR + u);
