@@ -146,9 +146,12 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   //    tokens per workgroup (14336 x 4096: q8_0 42.3 -> 32.9 us, q4_0 42.4
   //    -> 32.7, q4_K 68.5 -> 58.9), longer rows of 32-element units 16 lanes
   //    and 2 tokens (4096 x 14336: q8_0 42.8 -> 39.2, q4_0 40.0 -> 35.5,
-  //    q4_1 40.5 -> 35.8). Longer rows of Q4_K/Q5_K units (no choice won for
-  //    both: q4_K 71.3 us at 32 lanes and 4 tokens, 78.9 with the f32 plan;
-  //    q5_K 83.5 and 77.2) and Q6_K (not swept) keep the f32 batch plan.
+  //    q4_1 40.5 -> 35.8). Longer rows of K-quant units take the split plan
+  //    below. The K-quants' units (64 or 128 elements) over k < 8192 take 4
+  //    lanes and 2 rows (the same 256 rows a workgroup; their larger units
+  //    held in fewer registers): H200, 14336 x 4096, alternating processes
+  //    (docs/perf/2026-12-01-session10-h200.md): q4_K 39.4 -> 36.2 us, q5_K
+  //    46.6 -> 40.2, q6_K 118.3 (the f32 plan's 16 lanes) -> 60.1.
   // Lanes a row and invocations the subgroups allow (the reduction's bounds).
   const uint32_t sg_tpr = s.features.subgroups ? pow2_floor(lim.subgroup_min) : 1u << 30;
   const uint32_t sg_wg = s.features.subgroups ? pow2_floor(lim.subgroup_max) *
@@ -162,9 +165,10 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
       if (!opt.wg) s.wg = std::max({std::min<uint32_t>(256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
     } else if (!batched && !opt.rpl && !opt.tpr && n >= 12288 && s.rpl == 1) {
       s.rpl = 2;
-    } else if (batched && !big_unit && n >= 4096 && !(long_rows && ui.unit > 32)) {
-      const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : 8u, pow2_floor(upr), sg_tpr}));
-      const uint32_t rpl = opt.rpl.value_or(4), tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
+    } else if (batched && n >= 4096 && !(long_rows && ui.unit > 32)) {
+      const bool k64 = ui.unit >= 64;  // the K-quants: 4 lanes and 2 rows (below)
+      const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : k64 ? 4u : 8u, pow2_floor(upr), sg_tpr}));
+      const uint32_t rpl = opt.rpl.value_or(k64 ? 2 : 4), tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
       const uint32_t wg = opt.wg.value_or(std::max({std::min<uint32_t>(512, max_inv), tpr * (rope ? 2 : 1), sg_wg}));
       const uint64_t rpw = uint64_t{wg} / tpr * rpl;
       if ((n + rpw - 1) / rpw * ((m + tokens - 1) / tokens) >= 96) {
@@ -186,9 +190,15 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // 128-element units); f32 x: f16 79.4 -> 65.0, bf16 69.0 -> 60.0, f32 94.2
   // -> 80.7. Q4_0 went 31.7 -> 32.6, so the formats with 16-byte units keep
   // the plan above; the f32 path of the integer formats was not measured. Not
-  // with the rope
-  // epilogue (split_sum does not run it), nor where the partial sums would
-  // pass a binding or the grid would have fewer than 96 workgroups.
+  // with the rope epilogue (split_sum does not run it), nor where the partial
+  // sums would pass a binding or the grid would have fewer than 96 workgroups.
+  // The lanes of a row (at most 8) divide the slice's lane steps, so that no
+  // lane idles on a last partial step: Q4_K and Q5_K take 4 lanes (28 units
+  // a slice for k = 14336), Q6_K 2 (14), Q8_0 8 (56). Int8 kernels keep 256
+  // rows a workgroup (Q8_0 4 rows a lane group, the K-quants 2). H200, 4096 x
+  // 14336 at batch 8, one sweep (docs/perf/2026-12-01-session10-h200.md):
+  // q4_K 42.0 -> 34.7 us (8 lanes, 4 rows -> 4 lanes, 2 rows), q5_K 52.2 ->
+  // 36.2, q6_K 41.8-67.3 -> 40.6.
   uint32_t def_splits = 1;
   const bool forced = opt.wg || opt.tpr || opt.rpl || opt.tokens || opt.splits;
   const bool split_i8 = s.features.dot4 && !kind.onnx &&
@@ -196,9 +206,12 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
                          kind.format == Format::Q5_K || kind.format == Format::Q6_K);
   const bool split_f32 = !s.features.dot4 && float_units;
   if (batched && !forced && ui.kp >= 8192 && !rope && (split_i8 || split_f32)) {
-    const uint32_t splits = split_f32 ? 4 : 8, rpl = split_f32 ? 2 : 4, tokens = std::min(m, 8u);
-    const uint32_t tpr = std::min({8u, pow2_floor(std::max<uint32_t>(1, spr / splits)), sg_tpr});
-    const uint32_t wg = std::max({std::min<uint32_t>(big_unit ? 256 : 512, max_inv), tpr, sg_wg});
+    const uint32_t splits = split_f32 ? 4 : 8, tokens = std::min(m, 8u);
+    const uint32_t rpl = split_f32 || kind.format != Format::Q8_0 ? 2 : 4;
+    const uint32_t sps = std::max<uint32_t>(1, spr / splits);  // lane steps a slice
+    uint32_t tpr = std::min({8u, pow2_floor(sps), sg_tpr});
+    while (tpr > 2 && sps % tpr != 0) tpr /= 2;
+    const uint32_t wg = std::max({std::min<uint32_t>(split_f32 ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
     const uint64_t rpw = uint64_t{wg} / tpr * rpl;
     const uint64_t groups = (n + rpw - 1) / rpw * splits * ((m + tokens - 1) / tokens);
     const uint64_t sets = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;

@@ -223,8 +223,14 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(g.rpl, g32.rpl);
   EXPECT_EQ(g.tokens, g32.tokens);
   const KernelSpec h = plan(lim, q4k, 14336, 4096, 8, {}, o);
-  EXPECT_EQ(h.tpr, 8u);
-  EXPECT_EQ(h.rpl, 4u);
+  EXPECT_EQ(h.tpr, 4u);  // 64-element units: 4 lanes, 2 rows
+  EXPECT_EQ(h.rpl, 2u);
+  EXPECT_EQ(h.wg / h.tpr * h.rpl, d.wg / d.tpr * d.rpl);
+  const KernelSpec h6 = plan(lim, q6, 14336, 4096, 8, {}, o);
+  EXPECT_EQ(h6.tpr, 4u);
+  EXPECT_EQ(h6.rpl, 2u);
+  EXPECT_EQ(h6.wg, 512u);
+  EXPECT_EQ(h6.tokens, 4u);
   const KernelSpec f = plan(lim, q4, 2560, 960, 8, {}, o);
   const KernelSpec f32 = plan(lim, q4, 2560, 960, 8, {}, {});
   EXPECT_EQ(f.rpl, f32.rpl);
@@ -243,13 +249,17 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   Limits lim = h200_like();
   Options o;
   o.int8 = true;
+  // Lanes that divide the slice's units (56 for Q8_0, 28 for Q4_K and Q5_K,
+  // 14 for Q6_K) and 256 rows a workgroup.
   for (Format f : {Format::Q8_0, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
     const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, {}, o);
+    const uint32_t tpr = f == Format::Q8_0 ? 8 : f == Format::Q6_K ? 2 : 4;
     EXPECT_EQ(s.splits, 8u) << s.key();
     EXPECT_EQ(s.tokens, 8u) << s.key();
-    EXPECT_EQ(s.tpr, 8u) << s.key();
-    EXPECT_EQ(s.rpl, 4u) << s.key();
-    EXPECT_EQ(s.wg, f == Format::Q6_K ? 256u : 512u) << s.key();
+    EXPECT_EQ(s.tpr, tpr) << s.key();
+    EXPECT_EQ(s.rpl, f == Format::Q8_0 ? 4u : 2u) << s.key();
+    EXPECT_EQ(s.wg / s.tpr * s.rpl, 256u) << s.key();
+    EXPECT_EQ(14336u / unit_info(s.weight, s.k).unit / s.splits % s.tpr, 0u) << s.key();
     EXPECT_GE(s.tile, 14336u / 8) << s.key();  // one tile holds the slice
     EXPECT_LE(shared_bytes(s), lim.shared) << s.key();
   }
@@ -257,6 +267,14 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   EXPECT_EQ(h.splits, 4u);
   EXPECT_EQ(h.rpl, 2u);
   EXPECT_EQ(h.tokens, 8u);
+  EXPECT_EQ(h.tpr, 8u);
+  EXPECT_EQ(h.wg, 512u);
+  // Two lanes a row where the subgroups allow no more (SwiftShader's 4 caps
+  // Q8_0 at 4).
+  Limits sw = lim;
+  sw.subgroup_min = sw.subgroup_max = 4;
+  EXPECT_EQ(plan(sw, with(Format::Q8_0), 4096, 14336, 8, {}, o).tpr, 4u);
+  EXPECT_EQ(plan(sw, with(Format::Q6_K), 4096, 14336, 8, {}, o).tpr, 2u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).splits, 8u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).tokens, 5u);
   // Unsplit: 16-byte units, one token, rope, short rows, forced knobs, a small

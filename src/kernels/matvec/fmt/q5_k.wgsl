@@ -9,11 +9,10 @@ fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
   let p = u % 4u;
   let h = main{{W}}[11u * sb];
   let dd = unpack2x16float(h.x);
-  let s1 = scmin{{W}}(h, 2u * p);       // (scale, min) of sub-block 2p
-  let s2 = scmin{{W}}(h, 2u * p + 1u);  // and of 2p + 1
+  let s = scmin2{{W}}(h, p);  // (scale, min) of sub-blocks 2p and 2p + 1
   return Unit{{W}}(main{{W}}[11u * sb + 3u + 2u * p], main{{W}}[11u * sb + 4u + 2u * p],
                    main{{W}}[11u * sb + 1u], main{{W}}[11u * sb + 2u],
-                   dd.x * f32(s1.x), -(dd.y * f32(s1.y)), dd.x * f32(s2.x), -(dd.y * f32(s2.y)), p);
+                   dd.x * f32(s.x), -(dd.y * f32(s.y)), dd.x * f32(s.z), -(dd.y * f32(s.w)), p);
 }
 fn chunk{{W}}(un: Unit{{W}}, c: u32) -> W8 {
   let l = c % 4u;
