@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -265,4 +265,36 @@ if [ "$mode" = batch9 ]; then
   for f in batch_i8 batch_f float_default; do
     echo "== $f"; grep -E "^[a-z]" "$OUT/$f.txt" | awk '{print $1, $2, "b"$3, $4, $8}'
   done
+fi
+if [ "$mode" = kquant10 ]; then
+  # Session 10: the K-quant batch lanes against the old ones (forced), in
+  # alternating processes that list each format three times; the plain reads
+  # by size (the per-call ceiling of each format's bytes); the parity tests.
+  # The scale-decode and unpack2x16float comparisons need a build of the
+  # previous commit as blockq_old (docs/perf/2026-12-01-session10-h200.md).
+  for r in 1 2; do
+    for sw in "default=i8=1" "old=i8=1;tpr=8;rpl=4;tokens=4;wg=512"; do
+      timeout 60 $B/blockq bench matvec --formats q4_K,q4_K,q4_K,q5_K,q5_K,q5_K --shapes 14336x4096 --batch 8 \
+        --sweep "${sw#*=}" 2>/dev/null | grep -E "^[a-z]" | sed "s/^/${sw%%=*} /" >> "$OUT/k8_short.txt"
+    done
+    for sw in "default=i8=1" "old=i8=1;tpr=8;rpl=4;tokens=8;splits=8;wg=512"; do
+      timeout 60 $B/blockq bench matvec --formats q4_K,q4_K,q4_K,q5_K,q5_K,q5_K --shapes 4096x14336 --batch 8 \
+        --sweep "${sw#*=}" 2>/dev/null | grep -E "^[a-z]" | sed "s/^/${sw%%=*} /" >> "$OUT/k8_long.txt"
+    done
+    if [ -x $B/blockq_old ]; then
+      for b in blockq blockq_old; do
+        timeout 100 $B/$b bench matvec --formats q4_K,q4_K,q5_K,q5_K --shapes 4096x14336,14336x4096 --batch 1,8 \
+          --sweep "i8=1" 2>/dev/null | grep -E "^[a-z]" | sed "s/^/$b /" >> "$OUT/kscale.txt"
+        timeout 60 $B/$b bench matvec --formats f16,f16 --shapes 4096x14336,14336x4096 --batch 1,8 \
+          2>/dev/null | grep -E "^[a-z]" | sed "s/^/$b /" >> "$OUT/f16.txt"
+      done
+    fi
+  done
+  timeout 60 $B/blockq bench matvec --read-sizes 0.0625,1,8,31.6,38.6,46,59.5,112,1024 2>/dev/null > "$OUT/reads.txt"
+  timeout 200 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  for f in k8_short k8_long kscale f16; do
+    [ -f "$OUT/$f.txt" ] && { echo "== $f"; awk '{print $1, $2, $3, "b"$4, $5}' "$OUT/$f.txt"; }
+  done
+  echo "== reads"; cat "$OUT/reads.txt"
 fi
