@@ -188,26 +188,29 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // (docs/perf/2026-12-01-session9-h200.md): int8 q8_0 39.2 -> 33.8 us, q4_K
   // 76.0 -> 55.8, q5_K 74.3 -> 64.5, q6_K 97.5 -> 67.3 (256 invocations: its
   // 128-element units); f32 x: f16 79.4 -> 65.0, bf16 69.0 -> 60.0, f32 94.2
-  // -> 80.7. Q4_0 went 31.7 -> 32.6, so the formats with 16-byte units keep
-  // the plan above; the f32 path of the integer formats was not measured. Not
+  // -> 80.7. Q4_0 went 31.7 -> 32.6 and Q4_1 33.6 -> 36.0, so they keep the
+  // plan above; Q5_0 and Q5_1 split (46.5 -> 39.0 us and 46.2 -> 40.3, session
+  // 10); the f32 path of the integer formats was not measured. Not
   // with the rope epilogue (split_sum does not run it), nor where the partial
   // sums would pass a binding or the grid would have fewer than 96 workgroups.
   // The lanes of a row (at most 8) divide the slice's lane steps, so that no
   // lane idles on a last partial step: Q4_K and Q5_K take 4 lanes (28 units
-  // a slice for k = 14336), Q6_K 2 (14), Q8_0 8 (56). Int8 kernels keep 256
-  // rows a workgroup (Q8_0 4 rows a lane group, the K-quants 2). H200, 4096 x
-  // 14336 at batch 8, one sweep (docs/perf/2026-12-01-session10-h200.md):
-  // q4_K 42.0 -> 34.7 us (8 lanes, 4 rows -> 4 lanes, 2 rows), q5_K 52.2 ->
-  // 36.2, q6_K 41.8-67.3 -> 40.6.
+  // a slice for k = 14336), Q6_K 2 (14), Q8_0 8 (56); Q5_0 and Q5_1, which
+  // load 2 units a step, 8 too (q5_0: 39.0 us against 41.2 with 4). Int8
+  // kernels keep 256 rows a workgroup (4 rows a lane group, the K-quants 2).
+  // H200, 4096 x 14336 at batch 8, one sweep
+  // (docs/perf/2026-12-01-session10-h200.md): q4_K 42.0 -> 34.7 us (8 lanes,
+  // 4 rows -> 4 lanes, 2 rows), q5_K 52.2 -> 36.2, q6_K 67.1 -> 40.6.
   uint32_t def_splits = 1;
   const bool forced = opt.wg || opt.tpr || opt.rpl || opt.tokens || opt.splits;
   const bool split_i8 = s.features.dot4 && !kind.onnx &&
-                        (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
+                        (kind.format == Format::Q8_0 || kind.format == Format::Q5_0 ||
+                         kind.format == Format::Q5_1 || kind.format == Format::Q4_K ||
                          kind.format == Format::Q5_K || kind.format == Format::Q6_K);
   const bool split_f32 = !s.features.dot4 && float_units;
   if (batched && !forced && ui.kp >= 8192 && !rope && (split_i8 || split_f32)) {
     const uint32_t splits = split_f32 ? 4 : 8, tokens = std::min(m, 8u);
-    const uint32_t rpl = split_f32 || kind.format != Format::Q8_0 ? 2 : 4;
+    const uint32_t rpl = split_f32 || ui.unit >= 64 ? 2 : 4;
     const uint32_t sps = std::max<uint32_t>(1, spr / splits);  // lane steps a slice
     uint32_t tpr = std::min({8u, pow2_floor(sps), sg_tpr});
     while (tpr > 2 && sps % tpr != 0) tpr /= 2;

@@ -249,15 +249,16 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   Limits lim = h200_like();
   Options o;
   o.int8 = true;
-  // Lanes that divide the slice's units (56 for Q8_0, 28 for Q4_K and Q5_K,
-  // 14 for Q6_K) and 256 rows a workgroup.
-  for (Format f : {Format::Q8_0, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
+  // Lanes that divide the slice's units (56 for Q8_0, Q5_0 and Q5_1, 28 for
+  // Q4_K and Q5_K, 14 for Q6_K) and 256 rows a workgroup.
+  for (Format f : {Format::Q8_0, Format::Q5_0, Format::Q5_1, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
     const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, {}, o);
-    const uint32_t tpr = f == Format::Q8_0 ? 8 : f == Format::Q6_K ? 2 : 4;
+    const bool kq = f == Format::Q4_K || f == Format::Q5_K || f == Format::Q6_K;
+    const uint32_t tpr = !kq ? 8 : f == Format::Q6_K ? 2 : 4;
     EXPECT_EQ(s.splits, 8u) << s.key();
     EXPECT_EQ(s.tokens, 8u) << s.key();
     EXPECT_EQ(s.tpr, tpr) << s.key();
-    EXPECT_EQ(s.rpl, f == Format::Q8_0 ? 4u : 2u) << s.key();
+    EXPECT_EQ(s.rpl, kq ? 2u : 4u) << s.key();
     EXPECT_EQ(s.wg / s.tpr * s.rpl, 256u) << s.key();
     EXPECT_EQ(14336u / unit_info(s.weight, s.k).unit / s.splits % s.tpr, 0u) << s.key();
     EXPECT_GE(s.tile, 14336u / 8) << s.key();  // one tile holds the slice
@@ -277,9 +278,10 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   EXPECT_EQ(plan(sw, with(Format::Q6_K), 4096, 14336, 8, {}, o).tpr, 2u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).splits, 8u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).tokens, 5u);
-  // Unsplit: 16-byte units, one token, rope, short rows, forced knobs, a small
+  // Unsplit: Q4_0 and Q4_1, one token, rope, short rows, forced knobs, a small
   // grid, partials past the binding limit, the f32 path of an integer format.
   EXPECT_EQ(plan(lim, with(Format::Q4_0), 4096, 14336, 8, {}, o).splits, 1u);
+  EXPECT_EQ(plan(lim, with(Format::Q4_1), 4096, 14336, 8, {}, o).splits, 1u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 1, {}, o).splits, 1u);
   Hooks rope = hook("rope");
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, rope, o).splits, 1u);
@@ -299,7 +301,7 @@ TEST(Matvec, BatchSplitShapesMatchTwin) {
   // the hooks split_sum runs: against the twin and float64.
   auto kinds = all_kinds();
   uint32_t seed = 5100;
-  for (int i : {7, 8, 1})  // q8_0, q4_K (int8), f16 (f32 x)
+  for (int i : {7, 8, 5, 1})  // q8_0, q4_K, q5_0 (int8; q5_0 two units a step), f16 (f32 x)
     for (const char* hn : {"store", "acc", "silu"})
       for (uint32_t m : {5u, 8u}) {
         const bool f16 = i == 1;
