@@ -166,9 +166,9 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     } else if (!batched && !opt.rpl && !opt.tpr && n >= 12288 && s.rpl == 1) {
       s.rpl = 2;
     } else if (batched && n >= 4096 && !(long_rows && ui.unit > 32)) {
-      const bool k64 = ui.unit >= 64;  // the K-quants: 4 lanes and 2 rows (below)
-      const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : k64 ? 4u : 8u, pow2_floor(upr), sg_tpr}));
-      const uint32_t rpl = opt.rpl.value_or(k64 ? 2 : 4), tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
+      const bool kquant = ui.unit >= 64;  // 4 lanes and 2 rows (see above)
+      const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : kquant ? 4u : 8u, pow2_floor(upr), sg_tpr}));
+      const uint32_t rpl = opt.rpl.value_or(kquant ? 2 : 4), tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
       const uint32_t wg = opt.wg.value_or(std::max({std::min<uint32_t>(512, max_inv), tpr * (rope ? 2 : 1), sg_wg}));
       const uint64_t rpw = uint64_t{wg} / tpr * rpl;
       if ((n + rpw - 1) / rpw * ((m + tokens - 1) / tokens) >= 96) {

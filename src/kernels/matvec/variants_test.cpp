@@ -270,8 +270,8 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   EXPECT_EQ(h.tokens, 8u);
   EXPECT_EQ(h.tpr, 8u);
   EXPECT_EQ(h.wg, 512u);
-  // Two lanes a row where the subgroups allow no more (SwiftShader's 4 caps
-  // Q8_0 at 4).
+  // Subgroups of 4 (SwiftShader) allow at most 4 lanes a row: Q8_0 takes 4,
+  // Q6_K still 2.
   Limits sw = lim;
   sw.subgroup_min = sw.subgroup_max = 4;
   EXPECT_EQ(plan(sw, with(Format::Q8_0), 4096, 14336, 8, {}, o).tpr, 4u);
