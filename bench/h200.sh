@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -297,4 +297,27 @@ if [ "$mode" = kquant10 ]; then
     [ -f "$OUT/$f.txt" ] && { echo "== $f"; awk '{print $1, $2, $3, "b"$4, $5}' "$OUT/$f.txt"; }
   done
   echo "== reads"; cat "$OUT/reads.txt"
+fi
+if [ "$mode" = batch11 ]; then
+  # Session 11: the 16-slice batch plan of Q8_0, Q4_K and Q5_K and the quad
+  # staging of Q4_0/Q4_1/Q5_0/Q5_1, each against the old choice (forced), in
+  # alternating processes; then the parity tests
+  # (docs/perf/2026-12-01-session11-h200.md).
+  for r in 1 2; do
+    for sw in "default=i8=1" "old8=i8=1;tokens=8;splits=8;tpr=8;rpl=4;wg=512"; do
+      timeout 60 $B/blockq bench matvec --formats q8_0,q8_0 --shapes 4096x14336 --batch 8 --sweep "${sw#*=}" \
+        2>/dev/null | grep -E "^[a-z]" | sed "s/^/${sw%%=*} /" >> "$OUT/split16.txt"
+    done
+    for sw in "default=i8=1" "old8=i8=1;tokens=8;splits=8;tpr=4;rpl=2;wg=512"; do
+      timeout 60 $B/blockq bench matvec --formats q4_K,q4_K,q5_K,q5_K --shapes 4096x14336 --batch 8 --sweep "${sw#*=}" \
+        2>/dev/null | grep -E "^[a-z]" | sed "s/^/${sw%%=*} /" >> "$OUT/split16.txt"
+    done
+    timeout 100 stdbuf -oL $B/blockq bench matvec --formats q4_0,q4_1,q5_0,q5_1 --shapes 4096x14336,14336x4096 \
+      --batch 1,8 --sweep "i8=1;qs=0,1" 2>/dev/null | grep -E "^[a-z]" >> "$OUT/quad.txt"
+  done
+  timeout 240 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  echo "== split16"; awk '{print $1, $2, $3, "b"$4, $5}' "$OUT/split16.txt"
+  echo "== quad (v16: plain staging, v48: quad)"
+  perl -ne '@a=split; ($v)=/(\.v\d+)\s/; print "$a[0] $a[1] b$a[2] $a[3] $v\n"' "$OUT/quad.txt"
 fi

@@ -50,7 +50,8 @@ struct Options {
   // four lanes share each block of 32, so neighbouring lanes read
   // neighbouring bytes of x, and exchange the block's max and code sums by
   // subgroup shuffles. Same codes, scales and sums. Only with subgroups and
-  // int8 activations; default on for Q8_0, Q4_K and Q5_K (plan.cpp says why).
+  // int8 activations; default on for Q8_0, Q4_K and Q5_K, and for Q4_0,
+  // Q4_1, Q5_0 and Q5_1 in batches or over k >= 8192 (plan.cpp says why).
   std::optional<bool> quad_stage;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,

@@ -201,6 +201,12 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // H200, 4096 x 14336 at batch 8, one sweep
   // (docs/perf/2026-12-01-session10-h200.md): q4_K 42.0 -> 34.7 us (8 lanes,
   // 4 rows -> 4 lanes, 2 rows), q5_K 52.2 -> 36.2, q6_K 67.1 -> 40.6.
+  // Q8_0, Q4_K and Q5_K split k in 16 slices instead, with the lanes above
+  // (4 for Q8_0's 28 units a slice at k = 14336, 2 for the K-quants' 14), 2
+  // rows a lane group and 512 invocations: H200, 4096 x 14336 at batch 8,
+  // two processes (docs/perf/2026-12-01-session11-h200.md): q8_0 33.9 ->
+  // 29.6-29.8 us, q4_K 34.7 -> 32.7, q5_K 36.0-36.2 -> 34.7; q6_K lost
+  // (40.6 -> 44.2-45.0) and keeps 8. Only k = 14336 was measured.
   uint32_t def_splits = 1;
   const bool forced = opt.wg || opt.tpr || opt.rpl || opt.tokens || opt.splits;
   const bool split_i8 = s.features.dot4 && !kind.onnx &&
@@ -209,12 +215,14 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
                          kind.format == Format::Q5_K || kind.format == Format::Q6_K);
   const bool split_f32 = !s.features.dot4 && float_units;
   if (batched && !forced && ui.kp >= 8192 && !rope && (split_i8 || split_f32)) {
-    const uint32_t splits = split_f32 ? 4 : 8, tokens = std::min(m, 8u);
-    const uint32_t rpl = split_f32 || ui.unit >= 64 ? 2 : 4;
+    const bool sixteen = split_i8 && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
+                                      kind.format == Format::Q5_K);
+    const uint32_t splits = split_f32 ? 4 : sixteen ? 16 : 8, tokens = std::min(m, 8u);
+    const uint32_t rpl = split_f32 || sixteen || ui.unit >= 64 ? 2 : 4;
     const uint32_t sps = std::max<uint32_t>(1, spr / splits);  // lane steps a slice
     uint32_t tpr = std::min({8u, pow2_floor(sps), sg_tpr});
     while (tpr > 2 && sps % tpr != 0) tpr /= 2;
-    const uint32_t wg = std::max({std::min<uint32_t>(split_f32 ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
+    const uint32_t wg = std::max({std::min<uint32_t>(split_f32 || sixteen ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
     const uint64_t rpw = uint64_t{wg} / tpr * rpl;
     const uint64_t groups = (n + rpw - 1) / rpw * splits * ((m + tokens - 1) / tokens);
     const uint64_t sets = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;
@@ -297,9 +305,18 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // process, docs/perf/2026-12-01-session8-h200.md: q4_K 4096 x 14336 b1
   // 23.3 -> 21.7 us, 14336 x 4096 b1 22.0 -> 19.9; q5_K 24.8 -> 23.3 and
   // 24.1 -> 23.0; q8_0 0.2-0.5 us in all four). Q4_0 and Q4_1 at k = 14336
-  // lost 2.5-2.9 us and Q6_K 1.5 us, so they keep the plain staging.
+  // lost 2.5-2.9 us and Q6_K 1.5 us, so they kept the plain staging. Since
+  // then (two units a lane step, constant steps), they gain from it in
+  // batches and over long rows and still lose at batch 1 over k = 4096
+  // (H200, two processes each, docs/perf/2026-12-01-session11-h200.md:
+  // 4096 x 14336 b1 q4_0 15.1 -> 13.9 us, q5_0 17.7 -> 17.4, q5_1 18.4 ->
+  // 18.0, q4_1 unchanged; b8 1-3% faster; 14336 x 4096 b8 q4_0 28.5 ->
+  // 28.1, q4_1 29.9 -> 28.8, q5_0 37.8 -> 35.8, q5_1 37.1 -> 36.3; b1 8-12%
+  // slower).
+  const bool legacy32 = kind.format == Format::Q4_0 || kind.format == Format::Q4_1 ||
+                        kind.format == Format::Q5_0 || kind.format == Format::Q5_1;
   const bool qs_default = !kind.onnx && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
-                                         kind.format == Format::Q5_K);
+                                         kind.format == Format::Q5_K || (legacy32 && (batched || ui.kp >= 8192)));
   if (s.features.subgroups && s.features.dot4 && opt.quad_stage.value_or(qs_default)) s.variant |= kQuadStage;
   const uint32_t probe = opt.probe.value_or(0);
   BQ_CHECK(probe <= static_cast<uint32_t>(Probe::LoadsNoStage) && (probe != 5 || s.features.dot4),

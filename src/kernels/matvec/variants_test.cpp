@@ -249,19 +249,22 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   Limits lim = h200_like();
   Options o;
   o.int8 = true;
-  // Lanes that divide the slice's units (56 for Q8_0, Q5_0 and Q5_1, 28 for
-  // Q4_K and Q5_K, 14 for Q6_K) and 256 rows a workgroup.
+  // Q8_0, Q4_K and Q5_K: 16 slices, 2 rows a lane group and 512 invocations;
+  // the others 8 slices and 256 rows a workgroup. Lanes that divide the
+  // slice's units (28 for Q8_0, 14 for Q4_K and Q5_K; 56 for Q5_0 and Q5_1,
+  // 14 for Q6_K).
   for (Format f : {Format::Q8_0, Format::Q5_0, Format::Q5_1, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
     const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, {}, o);
-    const bool kq = f == Format::Q4_K || f == Format::Q5_K || f == Format::Q6_K;
-    const uint32_t tpr = !kq ? 8 : f == Format::Q6_K ? 2 : 4;
-    EXPECT_EQ(s.splits, 8u) << s.key();
+    const bool sixteen = f == Format::Q8_0 || f == Format::Q4_K || f == Format::Q5_K;
+    const bool legacy = f == Format::Q5_0 || f == Format::Q5_1;
+    const uint32_t tpr = legacy ? 8 : f == Format::Q8_0 ? 4 : 2;
+    EXPECT_EQ(s.splits, sixteen ? 16u : 8u) << s.key();
     EXPECT_EQ(s.tokens, 8u) << s.key();
     EXPECT_EQ(s.tpr, tpr) << s.key();
-    EXPECT_EQ(s.rpl, kq ? 2u : 4u) << s.key();
-    EXPECT_EQ(s.wg / s.tpr * s.rpl, 256u) << s.key();
+    EXPECT_EQ(s.rpl, legacy ? 4u : 2u) << s.key();
+    EXPECT_EQ(s.wg, sixteen ? 512u : 256u * s.tpr / s.rpl) << s.key();
     EXPECT_EQ(14336u / unit_info(s.weight, s.k).unit / s.splits % s.tpr, 0u) << s.key();
-    EXPECT_GE(s.tile, 14336u / 8) << s.key();  // one tile holds the slice
+    EXPECT_GE(s.tile, 14336u / s.splits) << s.key();  // one tile holds the slice
     EXPECT_LE(shared_bytes(s), lim.shared) << s.key();
   }
   const KernelSpec h = plan(lim, with(Format::F16), 4096, 14336, 8, {}, {});
@@ -276,7 +279,7 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   sw.subgroup_min = sw.subgroup_max = 4;
   EXPECT_EQ(plan(sw, with(Format::Q8_0), 4096, 14336, 8, {}, o).tpr, 4u);
   EXPECT_EQ(plan(sw, with(Format::Q6_K), 4096, 14336, 8, {}, o).tpr, 2u);
-  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).splits, 8u);
+  EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).splits, 16u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).tokens, 5u);
   // Unsplit: Q4_0 and Q4_1, one token, rope, short rows, forced knobs, a small
   // grid, partials past the binding limit, the f32 path of an integer format.
@@ -291,32 +294,33 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, {}, forced).splits, 1u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 512, 14336, 8, {}, o).splits, 1u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, {}, {}).splits, 1u);
-  lim.binding = 1u << 19;  // 8 slices x 8 tokens x 4096 rows x 4 bytes = 1 MiB
+  lim.binding = 1u << 19;  // 16 slices x 8 tokens x 4096 rows x 4 bytes = 2 MiB
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 8, {}, o).splits, 1u);
 }
 
 TEST(Matvec, BatchSplitShapesMatchTwin) {
-  // The split batch plan's shape (all tokens in one workgroup, 4 rows a lane
-  // group, 8 or 4 slices) at test sizes, with int8 and f32 activations and
-  // the hooks split_sum runs: against the twin and float64.
+  // The split batch plan's shapes (all tokens in one workgroup; 16 slices and
+  // 2 rows a lane group for q8_0 and q4_K, 8 slices and 4 rows for q5_0, 4
+  // slices and 2 rows for f16) at test sizes, with int8 and f32 activations
+  // and the hooks split_sum runs: against the twin and float64.
   auto kinds = all_kinds();
   uint32_t seed = 5100;
   for (int i : {7, 8, 5, 1})  // q8_0, q4_K, q5_0 (int8; q5_0 two units a step), f16 (f32 x)
     for (const char* hn : {"store", "acc", "silu"})
       for (uint32_t m : {5u, 8u}) {
-        const bool f16 = i == 1;
-        const uint32_t k = f16 ? 512 : kinds[i].block * (kinds[i].block >= 256 ? 8 : 16);
+        const bool f16 = i == 1, sixteen = i == 7 || i == 8;
+        const uint32_t k = f16 ? 512 : kinds[i].block * (kinds[i].block >= 256 ? 8 : sixteen ? 32 : 16);
         Case c{kinds[i], hook(hn), 45, k, m, {}};
         c.opt.int8 = !f16;
-        c.opt.splits = f16 ? 4 : 8;
+        c.opt.splits = f16 ? 4 : sixteen ? 16 : 8;
         c.opt.tokens = 8;
-        c.opt.rpl = f16 ? 2 : 4;
+        c.opt.rpl = f16 || sixteen ? 2 : 4;
         c.opt.tpr = 4;
         c.opt.wg = 64;
         if (!f16) c.twin_ref_tol = 2e-2;  // int8 quantization of x
         c.external_part = m == 8;
         const KernelSpec spec = plan(test_context(), c.kind.kind, c.n, c.k, c.m, c.hooks, c.opt);
-        EXPECT_EQ(spec.splits, f16 ? 4u : 8u) << spec.key();
+        EXPECT_EQ(spec.splits, *c.opt.splits) << spec.key();
         EXPECT_EQ(spec.tokens, m) << spec.key();
         auto e = run_case(c, seed++);
         EXPECT_LT(e.vs_twin, 1e-4) << kinds[i].name << " " << hn << " m=" << m;
@@ -441,13 +445,15 @@ TEST(MatvecInt8, QuadStagingMatchesTwinAndPlainStaging) {
     ++seed;
     EXPECT_EQ(ys[0], ys[1]) << kd.name << " " << v.hook << ": quad and plain staging differ";
   }
-  // On by default for Q8_0 and Q4_K (and Q5_K), not for Q4_0; never without
-  // subgroups.
+  // On by default for Q8_0 and Q4_K (and Q5_K); for Q4_0 only in batches and
+  // over k >= 8192; never without subgroups.
   Options o;
   o.int8 = true;
   EXPECT_NE(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
   EXPECT_NE(plan(ctx, kinds[8].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
   EXPECT_EQ(plan(ctx, kinds[3].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
+  EXPECT_NE(plan(ctx, kinds[3].kind, 45, 256, 2, {}, o).variant & kQuadStage, 0u);
+  EXPECT_NE(plan(ctx, kinds[3].kind, 45, 8192, 1, {}, o).variant & kQuadStage, 0u);
   o.subgroups = false;
   EXPECT_EQ(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
 }
