@@ -299,7 +299,8 @@ if [ "$mode" = kquant10 ]; then
   echo "== reads"; cat "$OUT/reads.txt"
 fi
 if [ "$mode" = batch11 ]; then
-  # Session 11: the 16-slice batch plan of Q8_0, Q4_K and Q5_K and the quad
+  # Session 11: the 16-slice batch plan of Q8_0, Q4_K and Q5_K, the lanes of
+  # Q5_0/Q5_1 splits, the split K-quant batches over k = 4096 and the quad
   # staging of Q4_0/Q4_1/Q5_0/Q5_1, each against the old choice (forced), in
   # alternating processes; then the parity tests
   # (docs/perf/2026-12-01-session11-h200.md).
@@ -311,6 +312,14 @@ if [ "$mode" = batch11 ]; then
     for sw in "default=i8=1" "old8=i8=1;tokens=8;splits=8;tpr=4;rpl=2;wg=512"; do
       timeout 60 $B/blockq bench matvec --formats q4_K,q4_K,q5_K,q5_K --shapes 4096x14336 --batch 8 --sweep "${sw#*=}" \
         2>/dev/null | grep -E "^[a-z]" | sed "s/^/${sw%%=*} /" >> "$OUT/split16.txt"
+    done
+    for sw in "default=i8=1" "old=i8=1;tokens=8;splits=8;tpr=8;rpl=4;wg=512"; do
+      timeout 60 $B/blockq bench matvec --formats q5_0,q5_1,q5_0,q5_1 --shapes 4096x14336 --batch 8 --sweep "${sw#*=}" \
+        2>/dev/null | grep -E "^[a-z]" | sed "s/^/${sw%%=*} /" >> "$OUT/split16.txt"
+    done
+    for sw in "default=i8=1" "old=i8=1;splits=1;tokens=4;tpr=4;rpl=2;wg=512"; do
+      timeout 60 $B/blockq bench matvec --formats q4_K,q5_K,q6_K,q4_K,q5_K,q6_K --shapes 14336x4096 --batch 8 \
+        --sweep "${sw#*=}" 2>/dev/null | grep -E "^[a-z]" | sed "s/^/${sw%%=*} /" >> "$OUT/split16.txt"
     done
     timeout 100 stdbuf -oL $B/blockq bench matvec --formats q4_0,q4_1,q5_0,q5_1 --shapes 4096x14336,14336x4096 \
       --batch 1,8 --sweep "i8=1;qs=0,1" 2>/dev/null | grep -E "^[a-z]" >> "$OUT/quad.txt"

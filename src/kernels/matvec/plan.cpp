@@ -194,19 +194,24 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // with the rope epilogue (split_sum does not run it), nor where the partial
   // sums would pass a binding or the grid would have fewer than 96 workgroups.
   // The lanes of a row (at most 8) divide the slice's lane steps, so that no
-  // lane idles on a last partial step: Q4_K and Q5_K take 4 lanes (28 units
-  // a slice for k = 14336), Q6_K 2 (14), Q8_0 8 (56); Q5_0 and Q5_1, which
-  // load 2 units a step, 8 too (q5_0: 39.0 us against 41.2 with 4). Int8
-  // kernels keep 256 rows a workgroup (4 rows a lane group, the K-quants 2).
-  // H200, 4096 x 14336 at batch 8, one sweep
-  // (docs/perf/2026-12-01-session10-h200.md): q4_K 42.0 -> 34.7 us (8 lanes,
-  // 4 rows -> 4 lanes, 2 rows), q5_K 52.2 -> 36.2, q6_K 67.1 -> 40.6.
+  // lane idles on a last partial step. Session 10 (8 slices, 256 rows a
+  // workgroup): Q4_K and Q5_K 4 lanes and 2 rows instead of 8 and 4, Q6_K 2
+  // and 2. H200, 4096 x 14336 at batch 8, one sweep
+  // (docs/perf/2026-12-01-session10-h200.md): q4_K 42.0 -> 34.7 us, q5_K
+  // 52.2 -> 36.2, q6_K 67.1 -> 40.6.
   // Q8_0, Q4_K and Q5_K split k in 16 slices instead, with the lanes above
   // (4 for Q8_0's 28 units a slice at k = 14336, 2 for the K-quants' 14), 2
   // rows a lane group and 512 invocations: H200, 4096 x 14336 at batch 8,
   // two processes (docs/perf/2026-12-01-session11-h200.md): q8_0 33.9 ->
   // 29.6-29.8 us, q4_K 34.7 -> 32.7, q5_K 36.0-36.2 -> 34.7; q6_K lost
-  // (40.6 -> 44.2-45.0) and keeps 8. Only k = 14336 was measured.
+  // (40.6 -> 44.2-45.0) and keeps 8. Only k = 14336 was measured. Q5_0 and
+  // Q5_1, whose lane step is two units (below), take 4 lanes and 2 rows
+  // (q5_0 38.4 -> 37.3 us, q5_1 39.1 -> 37.9, two processes, same record).
+  // K-quant batches over rows of 4096 <= k < 8192 split too, in slices of
+  // 1024 elements, with 2 lanes, 2 rows, 8 tokens and 512 invocations (H200,
+  // 14336 x 4096 at batch 8, two passes, same record: q4_K 36.2 -> 34.5 us,
+  // q5_K 40.2 -> 35.8, q6_K 60.1 -> 42.3; 4 lanes lost: 40.9, 42.9, 64.4).
+  // The K-quants take 2 lanes in every split plan.
   uint32_t def_splits = 1;
   const bool forced = opt.wg || opt.tpr || opt.rpl || opt.tokens || opt.splits;
   const bool split_i8 = s.features.dot4 && !kind.onnx &&
@@ -214,15 +219,19 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
                          kind.format == Format::Q5_1 || kind.format == Format::Q4_K ||
                          kind.format == Format::Q5_K || kind.format == Format::Q6_K);
   const bool split_f32 = !s.features.dot4 && float_units;
-  if (batched && !forced && ui.kp >= 8192 && !rope && (split_i8 || split_f32)) {
+  const bool kq_split = split_i8 && ui.unit >= 64;                                  // the K-quants
+  const bool short_kq = kq_split && ui.kp >= 4096 && ui.kp < 8192;                  // rows of 4096 .. 8191
+  const bool two_units = s.features.dot4 && ui.unit == 32 && row_bytes(kind, k).main == 16.0 * upr;  // below
+  if (batched && !forced && !rope && ((ui.kp >= 8192 && (split_i8 || split_f32)) || short_kq)) {
     const bool sixteen = split_i8 && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
                                       kind.format == Format::Q5_K);
-    const uint32_t splits = split_f32 ? 4 : sixteen ? 16 : 8, tokens = std::min(m, 8u);
-    const uint32_t rpl = split_f32 || sixteen || ui.unit >= 64 ? 2 : 4;
-    const uint32_t sps = std::max<uint32_t>(1, spr / splits);  // lane steps a slice
-    uint32_t tpr = std::min({8u, pow2_floor(sps), sg_tpr});
+    const uint32_t splits = split_f32 ? 4 : short_kq ? ui.kp / 1024 : sixteen ? 16 : 8, tokens = std::min(m, 8u);
+    const uint32_t rpl = 2;
+    const uint32_t sps = std::max<uint32_t>(1, spr / splits / (two_units ? 2 : 1));  // lane steps a slice
+    uint32_t tpr = std::min({kq_split ? 2u : 8u, pow2_floor(sps), sg_tpr});
     while (tpr > 2 && sps % tpr != 0) tpr /= 2;
-    const uint32_t wg = std::max({std::min<uint32_t>(split_f32 || sixteen ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
+    const uint32_t wg = std::max(
+        {std::min<uint32_t>(split_f32 || sixteen || short_kq ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
     const uint64_t rpw = uint64_t{wg} / tpr * rpl;
     const uint64_t groups = (n + rpw - 1) / rpw * splits * ((m + tokens - 1) / tokens);
     const uint64_t sets = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;
@@ -243,8 +252,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // MatMulNBits b1 18.9 -> 17.4; Q4_1 at batch 1 unchanged. Q8_0 and Q4_K
   // lost at 14336 x 4096 and at batch 8, so they keep one unit. Not measured
   // for the many-rows (lm_head) plan, which keeps one.
-  if (!opt.unroll && s.features.dot4 && ui.unit == 32 && row_bytes(kind, k).main == 16.0 * upr && !many_rows)
-    s.unroll = 2;
+  if (!opt.unroll && two_units && !many_rows) s.unroll = 2;
   BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
   // Small problems (a 360M model's 960 x 960) leave most of a large GPU idle
   // with wide workgroups: the time of a matvec is the time of one workgroup

@@ -222,11 +222,11 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(g.tpr, g32.tpr);  // long rows of 64-element units keep the f32 batch plan
   EXPECT_EQ(g.rpl, g32.rpl);
   EXPECT_EQ(g.tokens, g32.tokens);
-  const KernelSpec h = plan(lim, q4k, 14336, 4096, 8, {}, o);
-  EXPECT_EQ(h.tpr, 4u);  // 64-element units: 4 lanes, 2 rows
+  const KernelSpec h = plan(lim, q4k, 14336, 4096, 8, {}, o1);
+  EXPECT_EQ(h.tpr, 4u);  // 64-element units, unsplit: 4 lanes, 2 rows
   EXPECT_EQ(h.rpl, 2u);
   EXPECT_EQ(h.wg / h.tpr * h.rpl, d.wg / d.tpr * d.rpl);
-  const KernelSpec h6 = plan(lim, q6, 14336, 4096, 8, {}, o);
+  const KernelSpec h6 = plan(lim, q6, 14336, 4096, 8, {}, o1);
   EXPECT_EQ(h6.tpr, 4u);
   EXPECT_EQ(h6.rpl, 2u);
   EXPECT_EQ(h6.wg, 512u);
@@ -249,23 +249,34 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   Limits lim = h200_like();
   Options o;
   o.int8 = true;
-  // Q8_0, Q4_K and Q5_K: 16 slices, 2 rows a lane group and 512 invocations;
-  // the others 8 slices and 256 rows a workgroup. Lanes that divide the
-  // slice's units (28 for Q8_0, 14 for Q4_K and Q5_K; 56 for Q5_0 and Q5_1,
-  // 14 for Q6_K).
+  // Q8_0, Q4_K and Q5_K: 16 slices; the others 8. 2 rows a lane group, and
+  // lanes that divide the slice's lane steps (28 units for Q8_0: 4 lanes; 28
+  // steps of two units for Q5_0 and Q5_1: 4), the K-quants 2; 512
+  // invocations, Q6_K 256.
   for (Format f : {Format::Q8_0, Format::Q5_0, Format::Q5_1, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
     const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, {}, o);
     const bool sixteen = f == Format::Q8_0 || f == Format::Q4_K || f == Format::Q5_K;
-    const bool legacy = f == Format::Q5_0 || f == Format::Q5_1;
-    const uint32_t tpr = legacy ? 8 : f == Format::Q8_0 ? 4 : 2;
+    const bool kq = f == Format::Q4_K || f == Format::Q5_K || f == Format::Q6_K;
     EXPECT_EQ(s.splits, sixteen ? 16u : 8u) << s.key();
     EXPECT_EQ(s.tokens, 8u) << s.key();
-    EXPECT_EQ(s.tpr, tpr) << s.key();
-    EXPECT_EQ(s.rpl, legacy ? 4u : 2u) << s.key();
-    EXPECT_EQ(s.wg, sixteen ? 512u : 256u * s.tpr / s.rpl) << s.key();
-    EXPECT_EQ(14336u / unit_info(s.weight, s.k).unit / s.splits % s.tpr, 0u) << s.key();
+    EXPECT_EQ(s.tpr, kq ? 2u : 4u) << s.key();
+    EXPECT_EQ(s.rpl, 2u) << s.key();
+    EXPECT_EQ(s.wg, f == Format::Q6_K ? 256u : 512u) << s.key();
+    EXPECT_EQ(14336u / unit_info(s.weight, s.k).unit / s.splits / s.unroll % s.tpr, 0u) << s.key();
     EXPECT_GE(s.tile, 14336u / s.splits) << s.key();  // one tile holds the slice
     EXPECT_LE(shared_bytes(s), lim.shared) << s.key();
+  }
+  // K-quants over rows of 4096: slices of 1024 elements, 2 lanes, 2 rows, 8
+  // tokens, 512 invocations; not Q8_0, and not rows under 4096.
+  for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
+    const KernelSpec s = plan(lim, with(f), 14336, 4096, 8, {}, o);
+    EXPECT_EQ(s.splits, 4u) << s.key();
+    EXPECT_EQ(s.tokens, 8u) << s.key();
+    EXPECT_EQ(s.tpr, 2u) << s.key();
+    EXPECT_EQ(s.rpl, 2u) << s.key();
+    EXPECT_EQ(s.wg, 512u) << s.key();
+    EXPECT_LE(shared_bytes(s), lim.shared) << s.key();
+    EXPECT_EQ(plan(lim, with(f), 14336, 2048, 8, {}, o).splits, 1u);
   }
   const KernelSpec h = plan(lim, with(Format::F16), 4096, 14336, 8, {}, {});
   EXPECT_EQ(h.splits, 4u);
@@ -300,8 +311,7 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
 
 TEST(Matvec, BatchSplitShapesMatchTwin) {
   // The split batch plan's shapes (all tokens in one workgroup; 16 slices and
-  // 2 rows a lane group for q8_0 and q4_K, 8 slices and 4 rows for q5_0, 4
-  // slices and 2 rows for f16) at test sizes, with int8 and f32 activations
+  // 8 slices for q5_0, 4 for f16; 2 rows a lane group) at test sizes, with int8 and f32 activations
   // and the hooks split_sum runs: against the twin and float64.
   auto kinds = all_kinds();
   uint32_t seed = 5100;
@@ -314,7 +324,7 @@ TEST(Matvec, BatchSplitShapesMatchTwin) {
         c.opt.int8 = !f16;
         c.opt.splits = f16 ? 4 : sixteen ? 16 : 8;
         c.opt.tokens = 8;
-        c.opt.rpl = f16 || sixteen ? 2 : 4;
+        c.opt.rpl = 2;
         c.opt.tpr = 4;
         c.opt.wg = 64;
         if (!f16) c.twin_ref_tol = 2e-2;  // int8 quantization of x
