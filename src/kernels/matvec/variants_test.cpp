@@ -310,9 +310,10 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
 }
 
 TEST(Matvec, BatchSplitShapesMatchTwin) {
-  // The split batch plan's shapes (all tokens in one workgroup; 16 slices and
-  // 8 slices for q5_0, 4 for f16; 2 rows a lane group) at test sizes, with int8 and f32 activations
-  // and the hooks split_sum runs: against the twin and float64.
+  // The split batch plan's shapes (all tokens in one workgroup; 16 slices
+  // for q8_0 and q4_K, 8 for q5_0, 4 for f16; 2 rows a lane group) at test
+  // sizes, with int8 and f32 activations and the hooks split_sum runs:
+  // against the twin and float64.
   auto kinds = all_kinds();
   uint32_t seed = 5100;
   for (int i : {7, 8, 5, 1})  // q8_0, q4_K, q5_0 (int8; q5_0 two units a step), f16 (f32 x)
