@@ -136,6 +136,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "probe") n.probe = u;
           else if (key == "cs") n.const_steps = u != 0;
           else if (key == "qs") n.quad_stage = u != 0;
+          else if (key == "pl") n.pipeline = u != 0;
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

@@ -38,6 +38,14 @@ std::string fmt_file(const WeightKind& kind, uint32_t k) {
 
 }  // namespace
 
+bool pipeline_supported(const WeightKind& kind) {
+  if (kind.onnx) return false;
+  switch (kind.format) {
+    case Format::Q8_0: case Format::Q4_0: case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: return true;
+    default: return false;
+  }
+}
+
 std::string format_snippet(const KernelSpec& s, const std::string& w) {
   const std::string file = "kernels/matvec/fmt/" + fmt_file(s.weight, s.k);
   Template t(wgsl_file(file), file);
@@ -96,16 +104,40 @@ std::string unit_name(uint32_t j, const std::string& w, uint32_t i) { return fmt
 
 std::string unit_loads(const KernelSpec& s) {
   std::string o;
+  const bool pipe = (s.variant & kPipeline) != 0;
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        let uu{0} = u + {0}u * TPR;\n", j);
     for (uint32_t i = 0; i < s.rpl; ++i)
-      for (const auto& w : weight_names(s)) o += fmt::format("        var {}: Unit{};\n", unit_name(j, w, i), w);
+      for (const auto& w : weight_names(s)) {
+        o += fmt::format("        var {}: Unit{};\n", unit_name(j, w, i), w);
+        // Pipelined: take the words fetched last step, fetch the next step's.
+        if (pipe) {
+          o += fmt::format("        let cur{0} = pf{0};\n", unit_name(j, w, i));
+          o += fmt::format("        if (uu{0} + TPR * UNROLL < u1) {{ pf{1} = fetch{2}(row{3}, uu{0} + TPR * UNROLL); }}\n",
+                           j, unit_name(j, w, i), w, i);
+        }
+      }
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
     for (uint32_t i = 0; i < s.rpl; ++i)
       for (const auto& w : weight_names(s))
-        o += fmt::format("          {} = load{}(row{}, uu{});\n", unit_name(j, w, i), w, i, j);
+        o += pipe ? fmt::format("          {0} = decode{1}(cur{0}, row{2}, uu{3});\n", unit_name(j, w, i), w, i, j)
+                  : fmt::format("          {} = load{}(row{}, uu{});\n", unit_name(j, w, i), w, i, j);
     o += "        }\n";
   }
+  return o;
+}
+
+std::string pipeline_prefetch(const KernelSpec& s) {
+  std::string o;
+  if (!(s.variant & kPipeline)) return o;
+  o += "      // The pipelined loop's first fetch (each step then fetches the next).\n";
+  for (uint32_t j = 0; j < s.unroll; ++j)
+    for (uint32_t i = 0; i < s.rpl; ++i)
+      for (const auto& w : weight_names(s)) {
+        o += fmt::format("      var pf{}: Raw{};\n", unit_name(j, w, i), w);
+        o += fmt::format("      if (u0 + ln + {0}u * TPR < u1) {{ pf{1} = fetch{2}(row{3}, u0 + ln + {0}u * TPR); }}\n",
+                         j, unit_name(j, w, i), w, i);
+      }
   return o;
 }
 
@@ -502,11 +534,12 @@ std::string wgsl(const KernelSpec& s) {
   const uint32_t upr = ui.kp / ui.unit, per_step = s.tpr * s.unroll;
   if (s.variant & kConstSteps) {
     // One tile, no split: u0 = 0 and u1 = UPR for every lane.
-    t.set("LANE_LOOP", fmt::format("      for (var st = 0u; st < {}u; st++) {{  // steps of every lane\n"
-                                   "        let u = u0 + ln + st * (TPR * UNROLL);",
-                                   (upr + per_step - 1) / per_step));
+    t.set("LANE_LOOP", detail::pipeline_prefetch(s) +
+                           fmt::format("      for (var st = 0u; st < {}u; st++) {{  // steps of every lane\n"
+                                       "        let u = u0 + ln + st * (TPR * UNROLL);",
+                                       (upr + per_step - 1) / per_step));
   } else {
-    t.set("LANE_LOOP", "      for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {");
+    t.set("LANE_LOOP", detail::pipeline_prefetch(s) + "      for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {");
   }
   if (probe_of(s) != Probe::None) apply_probe(s, ui, t);
   std::string out = t.render();

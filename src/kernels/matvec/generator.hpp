@@ -53,6 +53,12 @@ struct Options {
   // int8 activations; default on for Q8_0, Q4_K and Q5_K, and for Q4_0,
   // Q4_1, Q5_0 and Q5_1 in batches or over k >= 8192 (plan.cpp says why).
   std::optional<bool> quad_stage;
+  // The pipelined lane loop (spec.variant kPipeline): each lane fetches its
+  // next step's weight words (loads only, no decode) before it decodes and
+  // sums the current step's, so the loads of one step are in flight while
+  // the previous one is computed. Same sums in the same order. Only for the
+  // formats with a fetch/decode split (pipeline_supported). Default off.
+  std::optional<bool> pipeline;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,
                              LoadsNoStage = 7 };
@@ -61,11 +67,17 @@ inline constexpr uint32_t kInterleaveChunks = 1;
 inline constexpr uint32_t kProbeShift = 1;  // bits 1..3: the Probe
 inline constexpr uint32_t kConstSteps = 16;
 inline constexpr uint32_t kQuadStage = 32;
+inline constexpr uint32_t kPipeline = 64;
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and
 // 4-bit MatMulNBits (units a multiple of 32 elements).
 bool int8_supported(const WeightKind& kind);
+// Formats whose fmt snippet splits load into fetch and decode (kPipeline):
+// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. (The float formats' units are their words
+// already; a pipelined F16/BF16/F32 loop, tried with load as fetch, was
+// slower in every case on the H200: docs/perf/2026-12-01-session12-h200.md.)
+bool pipeline_supported(const WeightKind& kind);
 // Constants of the int8 quantization of x, shared by the WGSL and the twin:
 // a block's scale is amax * kInv127, and a block with amax < kInt8Tiny has
 // all codes 0.

@@ -18,7 +18,11 @@ std::string acc(const std::string& w, uint32_t t, uint32_t i = 0);
 std::string unit_name(uint32_t j, const std::string& w, uint32_t i);
 // The loads of a step: UNROLL units (uu_j = u + j * TPR) of each weight for
 // each of the lane group's RPL rows, before any is decoded.
+// Pipelined (spec.variant kPipeline): decode the words fetched by the step
+// before (pf<unit>) and fetch the next step's; pipeline_prefetch is the
+// first fetch, before the lane loop.
 std::string unit_loads(const KernelSpec& s);
+std::string pipeline_prefetch(const KernelSpec& s);
 
 // The step for spec.features.dot4 (int8.cpp).
 std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui);

@@ -4,16 +4,24 @@
 // (q = 0..3, l = 0..31) has code ql[64h + l + 32(q & 1)] (nibble q >> 1) |
 // ((qh[32h + l] >> 2q) & 3) << 4, minus 32, in group 2q + l / 16, whose scale
 // is d * scales[8h + 2q + l / 16].
+// fetch (loads only) and decode split load for the pipelined lane loop; a
+// Unit is its words plus d, so decode only unpacks d.
 struct Unit{{W}} { l0: vec4<u32>, l1: vec4<u32>, l2: vec4<u32>, l3: vec4<u32>, h0: vec4<u32>, h1: vec4<u32>, sc: vec2<u32>, d: f32 }
-fn load{{W}}(r: u32, u: u32) -> Unit{{W}} {
+struct Raw{{W}} { l0: vec4<u32>, l1: vec4<u32>, l2: vec4<u32>, l3: vec4<u32>, h0: vec4<u32>, h1: vec4<u32>, sc: vec2<u32>, s: u32 }
+fn fetch{{W}}(r: u32, u: u32) -> Raw{{W}} {
   let sb = r * (UPR / 2u) + u / 2u;
   let h = u % 2u;
   let base = 13u * sb;
   let s = main{{W}}[base + 12u];
-  return Unit{{W}}(main{{W}}[base + 4u * h], main{{W}}[base + 4u * h + 1u], main{{W}}[base + 4u * h + 2u],
-                   main{{W}}[base + 4u * h + 3u], main{{W}}[base + 8u + 2u * h], main{{W}}[base + 9u + 2u * h],
-                   select(s.xy, s.zw, h == 1u), f16pair(side{{W}}[sb >> 1u], (sb & 1u) == 1u));
+  return Raw{{W}}(main{{W}}[base + 4u * h], main{{W}}[base + 4u * h + 1u], main{{W}}[base + 4u * h + 2u],
+                  main{{W}}[base + 4u * h + 3u], main{{W}}[base + 8u + 2u * h], main{{W}}[base + 9u + 2u * h],
+                  select(s.xy, s.zw, h == 1u), side{{W}}[sb >> 1u]);
 }
+fn decode{{W}}(w: Raw{{W}}, r: u32, u: u32) -> Unit{{W}} {
+  let sb = r * (UPR / 2u) + u / 2u;
+  return Unit{{W}}(w.l0, w.l1, w.l2, w.l3, w.h0, w.h1, w.sc, f16pair(w.s, (sb & 1u) == 1u));
+}
+fn load{{W}}(r: u32, u: u32) -> Unit{{W}} { return decode{{W}}(fetch{{W}}(r, u), r, u); }
 // The two high bits at bit b of each byte of w, moved to bits 4..5.
 fn hb2{{W}}(w: u32, b: u32) -> vec4<u32> {
   return ((vec4<u32>(w) >> vec4<u32>(b, b + 8u, b + 16u, b + 24u)) & vec4<u32>(3u)) << vec4<u32>(4u);
