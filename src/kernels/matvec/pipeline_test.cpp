@@ -93,8 +93,9 @@ TEST(Matvec, PipelinedLoopMatchesTwinAndPlainLoop) {
 
 TEST(Matvec, PlanPipelinesWhereItGained) {
   // H200-like limits with the int8 dot product: on for Q4_K batches split
-  // over k and Q8_0 at batch 1 with 2 rows a lane group (n >= 12288); off
-  // elsewhere, with f32 x, with a timing probe other than 5, and when asked.
+  // over k, Q8_0 at batch 1 with 2 rows a lane group (n >= 12288) and, with
+  // f32 x, Q4_0 in the short-batch plan (8 tokens a workgroup over many
+  // rows); off elsewhere, with a timing probe other than 5, and when asked.
   Limits lim;
   lim.invocations = 1024;
   lim.shared = 49152;
@@ -117,6 +118,11 @@ TEST(Matvec, PlanPipelinesWhereItGained) {
   EXPECT_FALSE(piped("q5_K", 4096, 14336, 8, i8));
   EXPECT_FALSE(piped("q8_0", 4096, 14336, 8, i8));
   EXPECT_FALSE(piped("q4_K", 4096, 14336, 8, {}));
+  EXPECT_TRUE(piped("q4_0", 14336, 4096, 8, {}));
+  EXPECT_FALSE(piped("q4_0", 4096, 14336, 8, {}));
+  EXPECT_FALSE(piped("q4_0", 14336, 4096, 1, {}));
+  EXPECT_FALSE(piped("q8_0", 14336, 4096, 8, {}));
+  EXPECT_FALSE(piped("q4_0", 14336, 4096, 8, i8));
   Options probe = i8;
   probe.probe = 7;
   EXPECT_FALSE(piped("q4_K", 4096, 14336, 8, probe));

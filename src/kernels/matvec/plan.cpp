@@ -339,12 +339,16 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // processes each, docs/perf/2026-12-01-session12-h200.md): Q4_K batches
   // split over k (4096 x 14336 b8 32.7 -> 31.7 us, 14336 x 4096 b8 34.6 ->
   // 33.2) and Q8_0 at batch 1 with 2 rows a lane group (14336 x 4096 20.0 ->
-  // 19.5). It lost in the other int8 plans of the 8B shapes (Q4_K at batch 1
-  // 18.4 -> 18.7, Q5_K and Q6_K batches 35 -> 41 and 41 -> 43, Q4_0 and Q8_0
-  // 4096 x 14336) and with f32 x.
-  const bool pl_default = s.features.dot4 && !kind.onnx && (probe == 0 || probe == 5) &&
-                          ((kind.format == Format::Q4_K && batched && s.splits > 1) ||
-                           (kind.format == Format::Q8_0 && !batched && s.rpl == 2 && !many_rows));
+  // 19.5), with int8 activations; with f32 x, Q4_0 in the short-batch plan
+  // (14336 x 4096 b8 70.7 -> 64.8). It lost in the other plans of the 8B
+  // shapes (int8: Q4_K at batch 1 18.4 -> 18.7, Q5_K and Q6_K batches 35 ->
+  // 41 and 41 -> 43, Q4_0 and Q8_0 at 4096 x 14336; f32 x: the K-quants,
+  // Q8_0 at 4096 x 14336) or tied (Q4_0 f32 at 4096 x 14336).
+  const bool pl_default =
+      !kind.onnx && (probe == 0 || probe == 5) &&
+      (s.features.dot4 ? (kind.format == Format::Q4_K && batched && s.splits > 1) ||
+                             (kind.format == Format::Q8_0 && !batched && s.rpl == 2 && !many_rows)
+                       : kind.format == Format::Q4_0 && short_batch);
   if (opt.pipeline.value_or(pl_default)) {
     BQ_CHECK(pipeline_supported(kind), "matvec {}: no pipelined lane loop for this format", kind.name());
     BQ_CHECK(probe == 0 || probe == static_cast<uint32_t>(Probe::GlobalX),
