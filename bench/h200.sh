@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -329,4 +329,17 @@ if [ "$mode" = batch11 ]; then
   echo "== split16"; awk '{print $1, $2, $3, "b"$4, $5}' "$OUT/split16.txt"
   echo "== quad (v16: plain staging, v48: quad)"
   perl -ne '@a=split; ($v)=/(\.v\d+)\s/; print "$a[0] $a[1] b$a[2] $a[3] $v\n"' "$OUT/quad.txt"
+fi
+if [ "$mode" = pipe12 ]; then
+  # Session 12: the pipelined lane loop (sweep key pl) against the plain one
+  # for the formats that have it, at the 8B shapes, two processes; then its
+  # parity tests (docs/perf/2026-12-01-session12-h200.md).
+  for r in 1 2; do
+    timeout 150 stdbuf -oL $B/blockq bench matvec --formats q4_K,q5_K,q6_K,q8_0,q4_0 --shapes 4096x14336,14336x4096 \
+      --batch 1,8 --sweep "i8=1;pl=0,1" 2>/dev/null | grep -E "^[a-z]" >> "$OUT/pipe.txt"
+  done
+  timeout 240 $B/test_k_matvec --gtest_filter='*Pipelin*:*Plan*' > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  echo "== pipe (v64 bit: pipelined)"
+  perl -ne '@a=split; ($v)=/(\.v\d+)\s/; print "$a[0] $a[1] b$a[2] $a[3] $v\n"' "$OUT/pipe.txt"
 fi
