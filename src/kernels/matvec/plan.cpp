@@ -342,8 +342,9 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // 19.5), with int8 activations; with f32 x, Q4_0 in the short-batch plan
   // (14336 x 4096 b8 70.7 -> 64.8). It lost in the other plans of the 8B
   // shapes (int8: Q4_K at batch 1 18.4 -> 18.7, Q5_K and Q6_K batches 35 ->
-  // 41 and 41 -> 43, Q4_0 and Q8_0 at 4096 x 14336; f32 x: the K-quants,
-  // Q8_0 at 4096 x 14336) or tied (Q4_0 f32 at 4096 x 14336).
+  // 41 and 41 -> 43, Q4_0 in all four, Q8_0 at 4096 x 14336; f32 x: the
+  // K-quants, Q8_0 at 4096 x 14336, Q4_0 at 14336 x 4096 b1) or tied (Q4_0
+  // with f32 x at 4096 x 14336).
   const bool pl_default =
       !kind.onnx && (probe == 0 || probe == 5) &&
       (s.features.dot4 ? (kind.format == Format::Q4_K && batched && s.splits > 1) ||
