@@ -46,6 +46,11 @@ bool pipeline_supported(const WeightKind& kind) {
   }
 }
 
+bool global_x_supported(const WeightKind& kind, uint32_t k, bool int8) {
+  const UnitInfo ui = unit_info(kind, k);
+  return !int8 && !ui.has_min && ui.unit <= 32;
+}
+
 std::string format_snippet(const KernelSpec& s, const std::string& w) {
   const std::string file = "kernels/matvec/fmt/" + fmt_file(s.weight, s.k);
   Template t(wgsl_file(file), file);
@@ -157,10 +162,29 @@ std::string unit_loop(const KernelSpec& s, const UnitInfo& ui) {
   const uint32_t gch = ui.group ? ui.group / 8 : 1;  // chunks per group
   const auto& un = detail::unit_name;
   using detail::acc;
+  const bool gx = (s.variant & kGlobalX) != 0;
   std::string o = detail::unit_loads(s);
+  // x from global memory: for one-chunk units (the float formats' 8-element
+  // units), every x read of the step right after its weight loads, before
+  // any is used (read inside each unit's block, they waited on the unit
+  // before: 47.7 us against 37.5 for f16 4096 x 14336 on the H200). xg_at is
+  // branch-free, so units past u1 read harmlessly. Larger units read x in
+  // their block: hoisted, 32-element units at 2 units a step took
+  // SwiftShader's shader compiler minutes and gigabytes.
+  const bool hoist = gx && ui.chunks == 1;
+  if (hoist)
+    for (uint32_t j = 0; j < s.unroll; ++j)
+      for (uint32_t t = 0; t < s.tokens; ++t)
+        for (uint32_t c = 0; c < ui.chunks; ++c) {
+          o += fmt::format("        let xa{0}_{1}_{2} = xg_at({1}u, z * TOKENS + {1}u, uu{2} * UNIT + {3}u);\n", c, t,
+                           j, 8 * c);
+          o += fmt::format("        let xc{0}_{1}_{2} = xg_at({1}u, z * TOKENS + {1}u, uu{2} * UNIT + {3}u);\n", c, t,
+                           j, 8 * c + 4);
+        }
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
-    o += fmt::format("          let xb = (uu{0} - u0) * UNIT4P;  // the unit's first vec4 in xs\n", j);
+    if (!gx)
+      o += fmt::format("          let xb = (uu{0} - u0) * UNIT4P;  // the unit's first vec4 in xs\n", j);
     if (ui.has_min)
       for (uint32_t t = 0; t < s.tokens; ++t)
         o += fmt::format("          let sx_{0} = xs[{0}u * TILE4P + xb + UNIT / 4u];  // sum(x) per group\n", t);
@@ -179,6 +203,18 @@ std::string unit_loop(const KernelSpec& s, const UnitInfo& ui) {
           }
       for (uint32_t t = 0; t < s.tokens; ++t) {
         for (uint32_t c = c0; c < c0 + gch; ++c) {
+          if (gx) {
+            if (hoist) {
+              o += fmt::format("          let xa{0}_{1} = xa{0}_{1}_{2};\n", c, t, j);
+              o += fmt::format("          let xc{0}_{1} = xc{0}_{1}_{2};\n", c, t, j);
+            } else {
+              o += fmt::format("          let xa{0}_{1} = xg_at({1}u, z * TOKENS + {1}u, uu{2} * UNIT + {3}u);\n", c,
+                               t, j, 8 * c);
+              o += fmt::format("          let xc{0}_{1} = xg_at({1}u, z * TOKENS + {1}u, uu{2} * UNIT + {3}u);\n", c,
+                               t, j, 8 * c + 4);
+            }
+            continue;
+          }
           o += fmt::format("          let xa{0}_{1} = xs[{1}u * TILE4P + xb + {2}u];\n", c, t, 2 * c);
           o += fmt::format("          let xc{0}_{1} = xs[{1}u * TILE4P + xb + {2}u];\n", c, t, 2 * c + 1);
         }
@@ -285,70 +321,6 @@ std::string epilogue(const KernelSpec& s) {
   return o;
 }
 
-std::string replace_all(std::string s, const std::string& a, const std::string& b) {
-  for (size_t i = s.find(a); i != std::string::npos; i = s.find(a, i + b.size())) s.replace(i, a.size(), b);
-  return s;
-}
-
-// Timing probes (Options::probe, bench only): the same kernel with a part
-// cut out, to show where its time goes. Their outputs are meaningless. A
-// removed part keeps one read of each binding behind a condition that never
-// holds (params.pad is 0), so the pipeline's bindings stay the same.
-void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
-  const Probe p = probe_of(s);
-  const std::string never = "params.pad == 0xFFFFFFFFu";
-  const std::string a0 = detail::acc("A", 0, 0);
-  // A never-taken staging keeps x bound; LoadsNoStage drops the barrier too.
-  const std::string keep = s.features.dot4 ? "xq[0] = bitcast<vec4<u32>>(x4[0]);" : "xs[0] = x4[0];";
-  if (p == Probe::NoStage || p == Probe::Base || p == Probe::LoadsNoStage) {
-    t.set("STAGE", fmt::format("    if ({}) {{ {} }}\n{}", never, keep,
-                               p == Probe::LoadsNoStage ? "" : "    workgroupBarrier();\n"));
-    t.set("SUMX", "");
-  }
-  if (p == Probe::NoLoop || p == Probe::Base) {
-    std::string keep;
-    for (const auto& w : detail::weight_names(s)) {
-      keep += fmt::format(" + f32(main{}[u].x)", w);
-      if (ui.has_side) keep += fmt::format(" + f32(side{}[u])", w);
-    }
-    t.set("UNIT_LOOP", fmt::format("        if ({}) {{ {} = {}{}; }}\n", never, a0, a0, keep));
-  }
-  if (p == Probe::Loads || p == Probe::LoadsInterleaved || p == Probe::LoadsNoStage) {
-    // The step's loads and the cheapest use of every word: each chunk's
-    // first and last code (and each group's scale), with no x read.
-    // LoadsInterleaved reads the same bytes of the workgroup's rows as if
-    // they were stored step by step: the TPR units of each row for one step
-    // next to each other (one row per lane group, units per row a multiple
-    // of TPR).
-    std::string o = detail::unit_loads(s);
-    if (p == Probe::LoadsInterleaved)
-      for (const auto& w : detail::weight_names(s))
-        o = replace_all(o, fmt::format("load{}(row0, uu0)", w),
-                        fmt::format("load{}(0u, wg * RPW * UPR + (uu0 / TPR) * (RPW * TPR) + lr * TPR + uu0 % TPR)", w));
-    for (uint32_t j = 0; j < s.unroll; ++j)
-      for (uint32_t i = 0; i < s.rpl; ++i)
-        for (const auto& w : detail::weight_names(s)) {
-          const std::string un = detail::unit_name(j, w, i);
-          std::string sum;
-          for (uint32_t c = 0; c < ui.chunks; ++c)
-            sum += fmt::format(" + chunk{0}({1}, {2}u).a.x + chunk{0}({1}, {2}u).b.w", w, un, c);
-          for (uint32_t g = 0; g < ui.groups(); ++g) sum += fmt::format(" + scale{}({}, {}u)", w, un, g);
-          o += fmt::format("        {} = {}{};\n", a0, a0, sum);
-        }
-    t.set("UNIT_LOOP", o);
-  }
-  if (p == Probe::GlobalX) {
-    // No staging: the lane loop reads x codes, sums and scales at the staged
-    // arrays' indices from global memory (x4's words stand in for a
-    // pre-quantized x of the same size).
-    t.set("STAGE", "");
-    t.set("HOOK_FUNCS",
-          "fn xqg(i: u32) -> vec4<u32> { return bitcast<vec4<u32>>(x4[i]); }\n"
-          "fn xsumg(i: u32) -> i32 { let j = TOKENS * TB * 8u + i; return bitcast<i32>(x4[j / 4u][j % 4u]) & 255; }\n"
-          "fn xdg(i: u32) -> f32 { let j = TOKENS * TB * 10u + i; return x4[j / 4u][j % 4u]; }\n");
-  }
-}
-
 }  // namespace
 
 std::vector<Role> bindings(const KernelSpec& s) {
@@ -371,7 +343,9 @@ uint32_t shared_bytes(const KernelSpec& s) {
   const uint32_t unit = unit_info(s.weight, s.k).unit;
   // f32: one padding vec4 per unit; int8: a code byte per element, an f32
   // scale per 32 and an i32 code sum per 16.
-  const uint32_t tile_bytes = s.features.dot4 ? s.tile * 11 / 8 : s.tile / unit * (unit + 4) * 4;
+  const uint32_t tile_bytes = (s.variant & kGlobalX)  ? 0
+                              : s.features.dot4        ? s.tile * 11 / 8
+                                                       : s.tile / unit * (unit + 4) * 4;
   return s.tokens * tile_bytes + (red ? s.wg * 4 : 0) + s.rpw() * s.tokens * weights(s) * 4 + s.tokens * 4 +
          (s.features.subgroups ? 4 : 0);
 }
@@ -462,7 +436,11 @@ std::string wgsl(const KernelSpec& s) {
   t.set("SG_ARGS", s.features.subgroups
                        ? ",\n        @builtin(subgroup_invocation_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32"
                        : "");
-  if (s.features.subgroups) {
+  if (s.features.subgroups && s.wg == s.tpr) {
+    // One lane group a workgroup: WG >= the subgroup max and TPR <= the
+    // subgroup min (plan), so the workgroup is exactly one subgroup.
+    t.set("LANES", "  let lr = 0u;\n  let ln = sg_id;");
+  } else if (s.features.subgroups) {
     t.set("LANES",
           "  // Rows go to subgroups by a dense slot taken atomically, so the lanes of a row\n"
           "  // are TPR consecutive invocations of one subgroup, whatever its size.\n"
@@ -521,6 +499,37 @@ std::string wgsl(const KernelSpec& s) {
     t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).set("INV127", wgsl_float(kInv127)).render());
     t.set("UNIT_LOOP", detail::unit_loop_i8(s, ui));
     t.set("SUMX", "");
+  } else if (s.variant & kGlobalX) {
+    // No staging: the lane loop reads x (and applies the prologue) itself.
+    // Where every read is in range (no padding past K, no token past M, and
+    // the hoisted reads of a constant step count that divides evenly), x is
+    // read as is: the guarded read cost 4 us of 34 for f16 4096 x 14336 on
+    // the H200 (docs/perf/2026-12-02-session13-h200.md).
+    const uint32_t upr = ui.kp / ui.unit;
+    const bool even_steps = (s.variant & kConstSteps) && upr % (s.tpr * s.unroll) == 0 && s.splits == 1;
+    const bool in_range = ui.kp == s.k && s.m % s.tokens == 0 && (ui.chunks > 1 || even_steps);
+    const bool rms = s.hooks.prologue == Prologue::RmsNorm;
+    std::string xg =
+        "// x[tg, e .. e + 3] of token t of this workgroup's chunk, read from global memory\n"
+        "// (zeros past K and M), scaled as the staging would (no staging: kGlobalX).\n";
+    if (in_range) {
+      xg += "// Every read of this kernel is in range (the generator checked).\n"
+            "fn xg_at(t: u32, tg: u32, e: u32) -> vec4<f32> {\n"
+            "  var v = x4[(tg * K + e) / 4u];\n";
+      if (rms) xg += "  v = (v * nscale[t]) * nw4[e / 4u];\n";
+      xg += "  return v;\n}";
+    } else {
+      xg += "// Branch-free: an element out of range reads word 0 and is replaced by 0.\n"
+            "fn xg_at(t: u32, tg: u32, e: u32) -> vec4<f32> {\n"
+            "  let ok = tg < M && e < K;\n"
+            "  var v = x4[select(0u, (tg * K + e) / 4u, ok)];\n";
+      if (rms) xg += "  v = (v * nscale[t]) * nw4[select(0u, e / 4u, ok)];\n";
+      xg += "  return select(vec4<f32>(0.0), v, ok);\n}";
+    }
+    t.set("XS_DECL", xg);
+    t.set("STAGE", "");
+    t.set("UNIT_LOOP", unit_loop(s, ui));
+    t.set("SUMX", "");
   } else {
     t.set("XS_DECL",
           "var<workgroup> xs: array<vec4<f32>, TOKENS * TILE4P>;          // staged x tile, token-major, padded");
@@ -541,10 +550,10 @@ std::string wgsl(const KernelSpec& s) {
   } else {
     t.set("LANE_LOOP", detail::pipeline_prefetch(s) + "      for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {");
   }
-  if (probe_of(s) != Probe::None) apply_probe(s, ui, t);
+  if (probe_of(s) != Probe::None) detail::apply_probe(s, ui, t);
   std::string out = t.render();
   if ((s.variant & kConstSteps) && upr % per_step == 0)  // every unit of every step exists
-    for (uint32_t j = 0; j < s.unroll; ++j) out = replace_all(out, fmt::format("if (uu{} < u1)", j), "if (true)");
+    for (uint32_t j = 0; j < s.unroll; ++j) out = detail::replace_all(out, fmt::format("if (uu{} < u1)", j), "if (true)");
   return out;
 }
 

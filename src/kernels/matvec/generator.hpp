@@ -61,6 +61,14 @@ struct Options {
   // where it measured faster (plan.cpp: Q4_K split batches and Q8_0 at
   // batch 1 with 2 rows a lane group, int8 x; Q4_0 short batches, f32 x).
   std::optional<bool> pipeline;
+  // x read from global memory where the lane loop uses it, with no staging
+  // (spec.variant kGlobalX): no workgroup memory for x, so workgroups can be
+  // as small as one lane group, and one tile spans the row (or slice). Same
+  // sums in the same order (the RMSNorm prologue's scaling is applied at the
+  // read). Only the f32-activation path of formats without a min and with
+  // units of at most 32 elements (global_x_supported: the float formats,
+  // Q8_0, Q4_0, Q5_0, MatMulNBits). Default: plan.cpp says where.
+  std::optional<bool> global_x;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,
                              LoadsNoStage = 7 };
@@ -70,6 +78,7 @@ inline constexpr uint32_t kProbeShift = 1;  // bits 1..3: the Probe
 inline constexpr uint32_t kConstSteps = 16;
 inline constexpr uint32_t kQuadStage = 32;
 inline constexpr uint32_t kPipeline = 64;
+inline constexpr uint32_t kGlobalX = 128;
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and
@@ -80,6 +89,11 @@ bool int8_supported(const WeightKind& kind);
 // already; a pipelined F16/BF16/F32 loop, tried with load as fetch, was
 // slower in every case on the H200: docs/perf/2026-12-01-session12-h200.md.)
 bool pipeline_supported(const WeightKind& kind);
+// Whether the lane loop can read x from global memory (kGlobalX): f32
+// activations over a format without a min whose units hold at most 32
+// elements (Q6_K's 128, whose step reads 32 vec4s of x a token, took
+// SwiftShader's shader compiler 8 minutes and 24 GB).
+bool global_x_supported(const WeightKind& kind, uint32_t k, bool int8);
 // Constants of the int8 quantization of x, shared by the WGSL and the twin:
 // a block's scale is amax * kInv127, and a block with amax < kInt8Tiny has
 // all codes 0.

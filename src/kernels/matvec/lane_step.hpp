@@ -1,11 +1,16 @@
-// The lane step (the UNIT_LOOP part of matvec.wgsl): the helpers the f32 step
-// (generator.cpp) and the int8-activation step (int8.cpp) share.
+// The matvec generator's internal helpers: the lane step (the UNIT_LOOP part
+// of matvec.wgsl) that the f32 step (generator.cpp) and the int8-activation
+// step (int8.cpp) share, and the timing probes (probes.cpp).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "kernels/common/spec.hpp"
 #include "kernels/matvec/layout.hpp"
+
+namespace blockq {
+class Template;
+}
 
 namespace blockq::matvec::detail {
 
@@ -26,5 +31,10 @@ std::string pipeline_prefetch(const KernelSpec& s);
 
 // The step for spec.features.dot4 (int8.cpp).
 std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui);
+
+// Every occurrence of a in s replaced by b.
+std::string replace_all(std::string s, const std::string& a, const std::string& b);
+// Rewrites the kernel's template for the timing probe of s (probes.cpp).
+void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t);
 
 }  // namespace blockq::matvec::detail

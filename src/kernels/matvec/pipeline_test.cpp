@@ -96,12 +96,7 @@ TEST(Matvec, PlanPipelinesWhereItGained) {
   // over k, Q8_0 at batch 1 with 2 rows a lane group (n >= 12288) and, with
   // f32 x, Q4_0 in the short-batch plan (8 tokens a workgroup over many
   // rows); off elsewhere, with a timing probe other than 5, and when asked.
-  Limits lim;
-  lim.invocations = 1024;
-  lim.shared = 49152;
-  lim.subgroup_min = lim.subgroup_max = 32;
-  lim.dot4 = true;
-  lim.binding = 4ull << 30;
+  const Limits lim = h200_limits();
   const auto kinds = all_kinds();
   auto kind = [&](const char* name) { return kinds[kind_index(kinds, name)].kind; };
   Options i8;

@@ -272,12 +272,39 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // invocations).
   if (!opt.wg && !batched)
     while (s.wg / 2 >= min_wg && grid_groups(s.wg) < kMinGroups) s.wg /= 2;
+  // x read from global memory, no staging (kGlobalX): by default for the
+  // float formats' 8-element units (k >= 4096) at batch 1 without the
+  // RMSNorm prologue (which would have every small workgroup reduce all of
+  // x), with one 32-lane group a workgroup, 4 units a step and a constant
+  // step count. H200 (docs/perf/2026-12-02-session13-h200.md): f16 4096 x
+  // 14336 34.4 -> 29.5 us (ggml-Vulkan 30.6-30.7 in the same processes),
+  // 14336 x 4096 35.5-35.9 -> 30.7-31.2, bf16 likewise, f32 71-73 -> 64-66.
+  // Larger workgroups took 33-34 us, the guarded x reads about 34, and
+  // other formats (f32 x over Q8_0, Q4_0, Q5_0, Q6_K) and batches were
+  // slower than their staged plans (x is read once per row, not once per
+  // workgroup). Not measured for the many-rows plan (an F16 lm_head), which
+  // keeps its staging.
+  const bool gx_default = !s.features.dot4 && float_units && ui.unit == 8 && !kind.onnx && !batched &&
+                          !many_rows && hooks.prologue == Prologue::None && opt.probe.value_or(0) == 0;
+  const bool gx = opt.global_x.value_or(gx_default);
+  if (gx && !opt.global_x && !opt.wg && !opt.tpr) {
+    s.tpr = std::min<uint32_t>(32, sg_tpr);
+    s.wg = std::max({32u, s.tpr * (rope ? 2 : 1), sg_wg});
+  }
   const uint32_t splits = opt.splits.value_or(def_splits);
   BQ_CHECK(splits >= 1 && (splits == 1 || !rope), "matvec: split-k ({} slices) does not support the rope epilogue",
            splits);
   const uint32_t ups = (upr + splits - 1) / splits;  // units per slice
   s.splits = (upr + ups - 1) / ups;                  // no empty slice
-  while (true) {
+  if (gx) {
+    BQ_CHECK(global_x_supported(kind, k, s.features.dot4),
+             "matvec {}: x from global memory needs f32 activations and a format without a min whose units "
+             "hold at most 32 elements", kind.name());
+    BQ_CHECK(!opt.probe || *opt.probe == 0, "matvec: x from global memory does not combine with probe {}", *opt.probe);
+    s.variant |= kGlobalX;
+    s.tile = ups * ui.unit;  // one tile: the whole slice
+  }
+  while (!gx) {
     s.tile = 0;
     const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
     const int64_t unit_bytes = s.features.dot4 ? ui.unit * 11 / 8 : (ui.unit + 4) * 4;
@@ -298,6 +325,8 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
            lim.shared);
     }
   }
+  BQ_CHECK(!gx || shared_bytes(s) <= lim.shared, "matvec {}: {} bytes of workgroup memory past the limit {}",
+           kind.name(), shared_bytes(s), lim.shared);
   if (opt.interleave.value_or(false) && (m + s.tokens - 1) / s.tokens > 1) s.variant |= kInterleaveChunks;
   // A constant step count: on by default with int8 activations over 32-element
   // units (H200, the 8B shapes, two processes each,
@@ -307,7 +336,8 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // other K-quants' and the f32 path's figures were too noisy to decide, so
   // they keep the plain loop unless asked.
   const bool cs_default = s.features.dot4 && ui.unit == 32;
-  if (opt.const_steps.value_or(cs_default) && s.splits == 1 && s.tile >= ui.kp) s.variant |= kConstSteps;
+  if (opt.const_steps.value_or(cs_default || (gx && !opt.global_x)) && s.splits == 1 && s.tile >= ui.kp)
+    s.variant |= kConstSteps;
   // Quad-lane int8 staging: on by default for the formats where it gained in
   // (nearly) every case measured (H200, the 8B shapes at batch 1 and 8, one
   // process, docs/perf/2026-12-01-session8-h200.md: q4_K 4096 x 14336 b1
@@ -356,6 +386,11 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
              "matvec: the pipelined lane loop does not combine with probe {}", probe);
     s.variant |= kPipeline;
   }
+  // The subgroup reduction's premises: a row's lanes within one subgroup,
+  // whole subgroups in a workgroup.
+  BQ_CHECK(!s.features.subgroups || (s.tpr <= lim.subgroup_min && s.wg >= lim.subgroup_max),
+           "matvec: {} lanes a row and {} invocations do not fit subgroups of {} to {}", s.tpr, s.wg,
+           lim.subgroup_min, lim.subgroup_max);
   return s;
 }
 

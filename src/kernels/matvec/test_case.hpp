@@ -96,6 +96,18 @@ inline Errors run_case(const Case& c, uint32_t seed, std::vector<float>* y_out =
   return e;
 }
 
+// The H200's limits as this Dawn reports them (subgroups of 32, the int8 dot
+// product, 4 GiB bindings), for tests of the plan's defaults.
+inline Limits h200_limits() {
+  Limits lim;
+  lim.invocations = 1024;
+  lim.shared = 49152;
+  lim.subgroup_min = lim.subgroup_max = 32;
+  lim.dot4 = true;
+  lim.binding = 4ull << 30;
+  return lim;
+}
+
 inline Hooks hook(const std::string& name) {
   Hooks h;
   if (name == "acc") h.epilogue = Epilogue::Acc;
