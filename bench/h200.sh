@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -342,4 +342,23 @@ if [ "$mode" = pipe12 ]; then
   echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
   echo "== pipe (v64 bit: pipelined)"
   perl -ne '@a=split; ($v)=/(\.v\d+)\s/; print "$a[0] $a[1] b$a[2] $a[3] $v\n"' "$OUT/pipe.txt"
+fi
+if [ "$mode" = gx13 ]; then
+  # Session 13: the float formats at batch 1 with x read from global memory
+  # (the plan's default) against the staged plan (gx=0), alternating in
+  # three processes each, next to ggml-Vulkan's F16/BF16 (if tbo-vk.xz is in
+  # .devrun/anchors); then the parity tests (docs/perf/2026-12-02-session13-h200.md).
+  [ -f .devrun/anchors/tbo-vk.xz ] && (cd .devrun/anchors && xz -dkf tbo-vk.xz && chmod +x tbo-vk)
+  for r in 1 2 3; do
+    for gx in 1 0; do
+      timeout 150 stdbuf -oL $B/blockq bench matvec --formats f16,bf16,f32 --shapes 4096x14336,14336x4096 \
+        --batch 1 --sweep "gx=$gx" 2>/dev/null | grep -E "^[a-z]" >> "$OUT/gx_$gx.txt"
+    done
+    [ -x .devrun/anchors/tbo-vk ] && .devrun/anchors/tbo-vk perf -b Vulkan0 -o MUL_MAT \
+      -p 'type_a=(f16|bf16),type_b=f32,m=4096,n=1,k=14336' 2>&1 | grep MUL_MAT >> "$OUT/ggml.txt"
+  done
+  timeout 240 $B/test_k_matvec --gtest_filter='*GlobalX*:*Plan*' > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  for gx in 1 0; do echo "== gx=$gx"; awk '{print $1, $2, $4}' "$OUT/gx_$gx.txt"; done
+  [ -f "$OUT/ggml.txt" ] && { echo "== ggml-Vulkan"; sed 's/,bs=.*://' "$OUT/ggml.txt" | awk '{print $1, $(NF-9), $(NF-8)}'; }
 fi
