@@ -50,8 +50,13 @@ TEST(Matvec, GlobalXMatchesTwinAndStagedKernel) {
       {"q5_0", 256, "rmsnorm", 64, 4, 1, 2, 1, true},   {"q8_0", 256, "silu", 64, 4, 1, 1, 1, true},
       {"onnx4b32", 96, "store", 64, 4, 1, 1, 1, true},  {"onnx8b32zp", 160, "bias", 64, 4, 1, 2, 1, true},
       {"f16", 4096, "rope_neox", 64, 8, 4, 2, 1, true},
+      // One lane group a workgroup with subgroups (the workgroup is one
+      // subgroup, lanes from sg_id): 4 x 4 where subgroups hold 4 lanes
+      // (SwiftShader), 32 x 32 where they hold 32 (the H200's default plan).
+      {"f16", 4096, "store", 4, 4, 4, 1, 1, true},       {"f16", 4096, "acc", 32, 32, 4, 1, 1, true},
   };
   uint32_t seed = 9300;
+  int one_subgroup = 0;  // kernels whose workgroup is one subgroup
   for (const V& v : vs) {
     const Kind& kd = find_kind(kinds, v.kind);
     ASSERT_TRUE(global_x_supported(kd.kind, v.k, false)) << kd.name;
@@ -75,6 +80,10 @@ TEST(Matvec, GlobalXMatchesTwinAndStagedKernel) {
       EXPECT_EQ(src.find("var<workgroup> xs") == std::string::npos, gx) << spec.key();
       EXPECT_EQ(src.find("xg_at(0u, z * TOKENS + 0u, uu0 * UNIT") != std::string::npos, gx) << spec.key();
       tiles[gx] = spec.tile;
+      if (spec.features.subgroups && spec.wg == spec.tpr) {
+        EXPECT_NE(src.find("let ln = sg_id;"), std::string::npos) << spec.key();
+        ++one_subgroup;
+      }
       auto e = run_case(c, seed, &ys[gx]);
       const bool rope = c.hooks.epilogue == Epilogue::Rope;  // the GPU's cos/sin
       EXPECT_LT(e.vs_twin, rope ? 2e-3 : 1e-4) << spec.key();
@@ -84,6 +93,9 @@ TEST(Matvec, GlobalXMatchesTwinAndStagedKernel) {
     if (tiles[0] == tiles[1]) {
       EXPECT_EQ(ys[0], ys[1]) << kd.name << " " << v.hook << ": global and staged x differ";
     }
+  }
+  if (ctx.features().subgroups) {
+    EXPECT_GT(one_subgroup, 0) << "no case ran a workgroup of one subgroup";
   }
   // Refused with int8 activations, for formats with a min or units over 32
   // elements, and with a probe.
