@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -361,4 +361,26 @@ if [ "$mode" = gx13 ]; then
   echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
   for gx in 1 0; do echo "== gx=$gx"; awk '{print $1, $2, $4}' "$OUT/gx_$gx.txt"; done
   [ -f "$OUT/ggml.txt" ] && { echo "== ggml-Vulkan"; sed 's/,bs=.*://' "$OUT/ggml.txt" | awk '{print $1, $(NF-9), $(NF-8)}'; }
+fi
+if [ "$mode" = pq14 ]; then
+  # Session 14: int8 activations at batch 1 with x quantized by a kernel of
+  # its own and read from global memory (the plan's default for Q8_0, Q5_0
+  # and Q5_1 over k >= 8192; Q4_1 keeps the staging) against gx=0,
+  # alternating in two processes each, next to ggml-Vulkan's Q8_0 (if
+  # tbo-vk.xz is in .devrun/anchors); then the parity tests
+  # (docs/perf/2026-12-02-session14-h200.md).
+  [ -f .devrun/anchors/tbo-vk.xz ] && (cd .devrun/anchors && xz -dkf tbo-vk.xz && chmod +x tbo-vk)
+  for r in 1 2; do
+    for gx in 1 0; do
+      sw="i8=1"; [ $gx = 0 ] && sw="i8=1;gx=0"
+      timeout 150 stdbuf -oL $B/blockq bench matvec --formats q8_0,q4_1,q5_0,q5_1 --shapes 4096x14336 \
+        --batch 1 --sweep "$sw" 2>/dev/null | grep -E "^[a-z]" >> "$OUT/pq_$gx.txt"
+    done
+    [ -x .devrun/anchors/tbo-vk ] && .devrun/anchors/tbo-vk perf -b Vulkan0 -o MUL_MAT \
+      -p 'type_a=q8_0,type_b=f32,m=4096,n=1,k=14336' 2>&1 | grep MUL_MAT >> "$OUT/ggml.txt"
+  done
+  timeout 400 $B/test_k_matvec --gtest_filter='*GlobalX*:*Plan*:MatvecInt8.*' > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  for gx in 1 0; do echo "== gx=$gx"; awk '{print $1, $2, $4}' "$OUT/pq_$gx.txt"; done
+  [ -f "$OUT/ggml.txt" ] && awk '{print "ggml-Vulkan q8_0", $(NF-9), $(NF-8)}' "$OUT/ggml.txt"
 fi

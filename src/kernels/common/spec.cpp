@@ -20,6 +20,7 @@ std::string_view op_name(Op op) {
     case Op::Copy: return "copy";
     case Op::SplitSum: return "split_sum";
     case Op::Rows: return "rows";
+    case Op::QuantX: return "xquant";
   }
   return "?";
 }

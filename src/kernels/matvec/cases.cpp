@@ -128,6 +128,8 @@ void read_options(Mv& c, const contract::json& o) {
              c.name, c.kind.name());
     c.int8_allowed = true;
   }
+  const std::string gx = o.value("global_x", std::string("auto"));
+  if (gx != "auto") c.opt.global_x = gx == "on";
   const int64_t mcb = o.value("max_chunk_bytes", int64_t{0});
   BQ_CHECK(mcb >= 0, "case {}: max_chunk_bytes {} is negative", c.name, mcb);
   c.uo.max_chunk_bytes = uint64_t(mcb);
@@ -319,10 +321,14 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc, const Mv& c) {
   r.tol_twin = tc.tolerance.vs_twin;
   r.tol_ref = tc.tolerance.vs_ref;
   r.pass = r.max_rel_vs_twin <= r.tol_twin && r.max_rel_vs_ref <= r.tol_ref;
-  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} rpl {} splits {} tile {} unroll {}{}{}, {} chunk(s)",
+  r.detail = fmt::format("{} n={} k={} m={}, wg {} tpr {} rpl {} splits {} tile {} unroll {}{}{}{}, {} chunk(s)",
                          spec.weight.name(), c.n, c.k, c.m, spec.wg, spec.tpr, spec.rpl, spec.splits, spec.tile,
                          spec.unroll, spec.features.subgroups ? ", subgroups" : "",
-                         spec.features.dot4 ? ", int8 activations" : "", u.a.chunks.size());
+                         spec.features.dot4 ? ", int8 activations" : "",
+                         x_prequantized(spec)        ? " quantized by a kernel of their own"
+                         : spec.variant & kGlobalX ? ", x from global memory"
+                                                    : "",
+                         u.a.chunks.size());
   for (const auto& [key, v] : tc.expected) {
     const double e = kernels::max_rel(got, v);
     if (!(e <= r.tol_ref)) {
@@ -377,12 +383,25 @@ kernels::Program program(gpu::Context& ctx, const contract::TestCase& tc, const 
     const uint64_t size = init.size();
     return add(std::move(name), std::move(init), size, uniform);
   };
-  const uint32_t x = add_init("x", bytes_of(c.x));
+  uint32_t x = add_init("x", bytes_of(c.x));
   const uint32_t y = add("y", c.hooks.epilogue == Epilogue::Acc ? bytes_of(c.y_in) : std::vector<uint8_t>{},
                          uint64_t{c.m} * c.n * 4);
   const uint32_t nw = c.norm_w.empty() ? 0 : add_init("norm_weight", bytes_of(c.norm_w));
   const uint32_t bias = c.bias.empty() ? 0 : add_init("bias", bytes_of(c.bias));
   const uint32_t pos = c.pos.empty() ? 0 : add_init("pos", bytes_of(c.pos));
+  if (x_prequantized(spec)) {
+    // The quantize kernel first; the matvec's binding X is its output.
+    const KernelSpec qs = xquant::plan(spec);
+    prog.kernels.push_back({qs.key(), xquant::wgsl(qs), qs.wg});
+    const uint32_t xq = add("xq", {}, xquant::bytes(qs));
+    kernels::ProgramDispatch d;
+    d.kernel = 1;
+    d.bindings = {x, xq};
+    if (qs.hooks.prologue == Prologue::RmsNorm) d.bindings.push_back(nw);
+    d.grid = xquant::grid(qs);
+    prog.dispatches.push_back(std::move(d));
+    x = xq;
+  }
   // Row chunks exactly as the native upload makes them.
   const Weights chunks = upload(ctx, c.a->host, c.name + ".weight", c.uo);
   const auto roles = bindings(spec);

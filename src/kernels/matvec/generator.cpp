@@ -15,6 +15,8 @@ namespace blockq::matvec {
 namespace {
 
 uint32_t weights(const KernelSpec& s) { return s.hooks.epilogue == Epilogue::SiluGate ? 2 : 1; }
+// The kernel reduces x's sum of squares itself (not the quantize kernel).
+bool rms_in_kernel(const KernelSpec& s) { return s.hooks.prologue == Prologue::RmsNorm && !x_prequantized(s); }
 
 // The format snippet's file (float formats: its unit size, layout.cpp).
 std::string fmt_file(const WeightKind& kind, uint32_t k) {
@@ -47,8 +49,9 @@ bool pipeline_supported(const WeightKind& kind) {
 }
 
 bool global_x_supported(const WeightKind& kind, uint32_t k, bool int8) {
+  if (int8) return int8_supported(kind);
   const UnitInfo ui = unit_info(kind, k);
-  return !int8 && !ui.has_min && ui.unit <= 32;
+  return !ui.has_min && ui.unit <= 32;
 }
 
 std::string format_snippet(const KernelSpec& s, const std::string& w) {
@@ -331,7 +334,7 @@ std::vector<Role> bindings(const KernelSpec& s) {
     r.push_back(Role::MainB);
     if (ui.has_side) r.push_back(Role::SideB);
   }
-  if (s.hooks.prologue == Prologue::RmsNorm) r.push_back(Role::NormW);
+  if (rms_in_kernel(s)) r.push_back(Role::NormW);
   if (s.hooks.bias && s.splits == 1) r.push_back(Role::Bias);  // split-k: split_sum adds it
   if (s.hooks.epilogue == Epilogue::Rope) r.push_back(Role::Pos);
   r.push_back(Role::Y);
@@ -339,7 +342,7 @@ std::vector<Role> bindings(const KernelSpec& s) {
 }
 
 uint32_t shared_bytes(const KernelSpec& s) {
-  const bool red = !s.features.subgroups || s.hooks.prologue == Prologue::RmsNorm;
+  const bool red = !s.features.subgroups || rms_in_kernel(s);
   const uint32_t unit = unit_info(s.weight, s.k).unit;
   // f32: one padding vec4 per unit; int8: a code byte per element, an f32
   // scale per 32 and an i32 code sum per 16.
@@ -392,7 +395,10 @@ std::string wgsl(const KernelSpec& s) {
     ++slot;
   }
   t.set("BINDINGS", b);
-  const bool need_red = !s.features.subgroups || s.hooks.prologue == Prologue::RmsNorm;
+  const bool need_red = !s.features.subgroups || rms_in_kernel(s);
+  t.set("X_DECL", x_prequantized(s)
+                      ? "@group(0) @binding(1) var<storage, read> xp: array<vec4<u32>>;  // x as int8 blocks (xquant.wgsl)"
+                      : "@group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]");
   t.set("RED_DECL", need_red ? "var<workgroup> red: array<f32, WG>;                            // lane partials" : "");
   t.set_u("RS_SIZE", s.rpw() * s.tokens * weights(s));
   t.set("SHARED_EXTRA", s.features.subgroups ? "var<workgroup> sg_count: atomic<u32>;" : "");
@@ -402,7 +408,9 @@ std::string wgsl(const KernelSpec& s) {
   if (s.features.dot4) {
     const std::string hf = "kernels/matvec/fmt/i8/helpers.wgsl";
     helpers += "\n" + Template(wgsl_file(hf), hf).set("TINY", wgsl_float(kInt8Tiny)).render();
+    if (s.variant & kQuadStage) helpers += "\n" + std::string(wgsl_file("kernels/matvec/fmt/i8/quad.wgsl"));
   }
+  if (rms_in_kernel(s)) helpers += "\n" + std::string(wgsl_file("kernels/matvec/rms_scale.wgsl"));
   t.set("HELPERS", helpers);
   t.set("FORMAT", fmt_code);
 
@@ -439,7 +447,7 @@ std::string wgsl(const KernelSpec& s) {
   if (s.features.subgroups && s.wg == s.tpr) {
     // One lane group a workgroup: WG >= the subgroup max and TPR <= the
     // subgroup min (plan), so the workgroup is exactly one subgroup.
-    t.set("LANES", "  let lr = 0u;\n  let ln = sg_id;");
+    t.set("LANES", "  let sgs = 0u;  // the only subgroup\n  let lr = 0u;\n  let ln = sg_id;");
   } else if (s.features.subgroups) {
     t.set("LANES",
           "  // Rows go to subgroups by a dense slot taken atomically, so the lanes of a row\n"
@@ -462,23 +470,13 @@ std::string wgsl(const KernelSpec& s) {
   t.set("ROWS", rows);
   t.set("ROW_MAP_SLOT", row_map(s, "slot"));
   std::string stage_hook;
-  if (s.hooks.prologue == Prologue::RmsNorm) {
+  if (rms_in_kernel(s)) {
     t.set("PROLOGUE",
           "  for (var t = 0u; t < TOKENS; t++) {\n"
-          "    let tg = z * TOKENS + t;\n"
-          "    var ss = 0.0;\n"
-          "    if (tg < M) {\n"
-          "      for (var i = li; i < K; i += WG) { let v = x4[(tg * K + i) / 4u][i % 4u]; ss = ss + v * v; }\n"
-          "    }\n"
-          "    red[li] = ss;\n"
-          "    workgroupBarrier();\n"
-          "    for (var s = WG / 2u; s > 0u; s = s / 2u) {\n"
-          "      if (li < s) { red[li] = red[li] + red[li + s]; }\n"
-          "      workgroupBarrier();\n"
-          "    }\n"
-          "    if (li == 0u) { nscale[t] = 1.0 / sqrt(red[0] / f32(K) + EPS); }\n"
-          "    workgroupBarrier();\n"
-          "  }");
+          "    let ns = rms_scale(z * TOKENS + t, li);\n"
+          "    if (li == 0u) { nscale[t] = ns; }\n"
+          "  }\n"
+          "  workgroupBarrier();");
     stage_hook = "          v[q] = (v[q] * nscale[t]) * nw4[e / 4u];";
   } else {
     t.set("PROLOGUE", "");
@@ -489,7 +487,18 @@ std::string wgsl(const KernelSpec& s) {
       for (const auto& w : detail::weight_names(s)) accs += "  var " + detail::acc(w, tk, i) + " = 0.0;\n";
     }
   t.set("ACC_DECL", accs);
-  if (s.features.dot4) {
+  if (x_prequantized(s)) {
+    // x's codes and meta (scale, code sums) as xquant.wgsl wrote them, for
+    // ZC * TOKENS token rows of KP elements: every read is in range.
+    t.set("XS_DECL",
+          "const XQS: u32 = KP / 16u;                // code vec4s a token\n"
+          "const XMETA: u32 = ZC * TOKENS * XQS;     // first meta vec4\n"
+          "fn xpq(tg: u32, i: u32) -> vec4<u32> { return xp[tg * XQS + i]; }\n"
+          "fn xpm(tg: u32, b: u32) -> vec4<u32> { return xp[XMETA + tg * (KP / 32u) + b]; }");
+    t.set("STAGE", "");
+    t.set("UNIT_LOOP", detail::unit_loop_i8(s, ui));
+    t.set("SUMX", "");
+  } else if (s.features.dot4) {
     t.set("XS_DECL",
           "const TB: u32 = TILE / 32u;                                    // int8 blocks per token tile\n"
           "var<workgroup> xq: array<vec4<u32>, TOKENS * TB * 2u>;         // x codes, 16 a vec4, token-major\n"

@@ -64,10 +64,14 @@ struct Options {
   // x read from global memory where the lane loop uses it, with no staging
   // (spec.variant kGlobalX): no workgroup memory for x, so workgroups can be
   // as small as one lane group, and one tile spans the row (or slice). Same
-  // sums in the same order (the RMSNorm prologue's scaling is applied at the
-  // read). Only the f32-activation path of formats without a min and with
-  // units of at most 32 elements (global_x_supported: the float formats,
-  // Q8_0, Q4_0, Q5_0, MatMulNBits). Default: plan.cpp says where.
+  // sums in the same order. With f32 activations the lane loop reads x
+  // itself (the RMSNorm prologue's scaling applied at the read); only for
+  // formats without a min and with units of at most 32 elements (the float
+  // formats, Q8_0, Q4_0, Q5_0, MatMulNBits). With int8 activations a
+  // quantize kernel (xquant.hpp) writes x's codes, scales and code sums to a
+  // scratch buffer once per call, applying the prologue, and the lane loop
+  // reads them (x_prequantized); every int8 format. Default: plan.cpp says
+  // where.
   std::optional<bool> global_x;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,
@@ -92,8 +96,13 @@ bool pipeline_supported(const WeightKind& kind);
 // Whether the lane loop can read x from global memory (kGlobalX): f32
 // activations over a format without a min whose units hold at most 32
 // elements (Q6_K's 128, whose step reads 32 vec4s of x a token, took
-// SwiftShader's shader compiler 8 minutes and 24 GB).
+// SwiftShader's shader compiler 8 minutes and 24 GB), or int8 activations
+// (pre-quantized x) over any format of the int8 path.
 bool global_x_supported(const WeightKind& kind, uint32_t k, bool int8);
+// The kernel reads x pre-quantized by xquant's kernel (int8 activations with
+// kGlobalX): its binding X is then that kernel's output, and the RMSNorm
+// prologue (and its norm-weight binding) belongs to the quantize kernel.
+inline bool x_prequantized(const KernelSpec& s) { return s.features.dot4 && (s.variant & kGlobalX) != 0; }
 // Constants of the int8 quantization of x, shared by the WGSL and the twin:
 // a block's scale is amax * kInv127, and a block with amax < kInt8Tiny has
 // all codes 0.
@@ -115,6 +124,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
                 const Hooks& hooks, const Options& opt);
 
 // What each binding of the kernel is, in binding order.
+// X is x [m, k] f32, or (x_prequantized) the quantize kernel's output.
 enum class Role { Params, X, MainA, SideA, MainB, SideB, NormW, Bias, Pos, Y };
 std::vector<Role> bindings(const KernelSpec& spec);
 

@@ -97,8 +97,9 @@ TEST(Matvec, GlobalXMatchesTwinAndStagedKernel) {
   if (ctx.features().subgroups) {
     EXPECT_GT(one_subgroup, 0) << "no case ran a workgroup of one subgroup";
   }
-  // Refused with int8 activations, for formats with a min or units over 32
-  // elements, and with a probe.
+  // Refused with f32 activations for formats with a min or units over 32
+  // elements, and with a probe. (With int8 activations x is pre-quantized:
+  // xquant_test.cpp.)
   Options o;
   o.global_x = true;
   EXPECT_THROW(plan(ctx, find_kind(kinds, "q4_1").kind, 45, 256, 1, {}, o), Error);
@@ -106,18 +107,13 @@ TEST(Matvec, GlobalXMatchesTwinAndStagedKernel) {
   EXPECT_THROW(plan(ctx, find_kind(kinds, "q6_K").kind, 45, 256, 1, {}, o), Error);
   o.probe = 7;
   EXPECT_THROW(plan(ctx, find_kind(kinds, "f16").kind, 45, 256, 1, {}, o), Error);
-  o.probe.reset();
-  o.int8 = true;
-  if (ctx.features().packed_dot4) {
-    EXPECT_THROW(plan(ctx, find_kind(kinds, "q8_0").kind, 45, 256, 1, {}, o), Error);
-  }
 }
 
 TEST(Matvec, PlanReadsXFromGlobalWhereItGained) {
   // H200-like limits: on for the float formats' 8-element units (k >= 4096)
   // at batch 1 without the RMSNorm prologue, as one 32-lane group a
   // workgroup with a constant step count; off for batches, the prologue,
-  // 32-element units, the integer formats, int8 x, and when asked.
+  // 32-element units, the integer formats with f32 x, and when asked.
   const Limits lim = h200_limits();
   const auto kinds = all_kinds();
   auto spec = [&](const char* name, uint32_t n, uint32_t k, uint32_t m, const Hooks& h = {}, const Options& o = {}) {
@@ -138,9 +134,10 @@ TEST(Matvec, PlanReadsXFromGlobalWhereItGained) {
   EXPECT_TRUE(gx(spec("f16", 4096, 14336, 1, hook("silu"))));
   EXPECT_FALSE(gx(spec("f16", 2560, 960, 1)));     // 32-element units
   EXPECT_FALSE(gx(spec("q8_0", 4096, 14336, 1)));
-  Options i8;
+  Options i8;  // int8 x: pre-quantized for Q8_0 (xquant_test.cpp), staged for Q4_0
   i8.int8 = true;
-  EXPECT_FALSE(gx(spec("q8_0", 4096, 14336, 1, {}, i8)));
+  EXPECT_TRUE(gx(spec("q8_0", 4096, 14336, 1, {}, i8)));
+  EXPECT_FALSE(gx(spec("q4_0", 4096, 14336, 1, {}, i8)));
   Options off;
   off.global_x = false;
   EXPECT_FALSE(gx(spec("f16", 4096, 14336, 1, {}, off)));

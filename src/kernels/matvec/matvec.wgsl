@@ -42,7 +42,7 @@ const EPS: f32 = {{EPS}};
 struct Params { row0: u32, rows: u32, side_off: u32, pad: u32 }  // this dispatch's row chunk
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]
+{{X_DECL}}
 {{BINDINGS}}
 {{XS_DECL}}
 {{RED_DECL}}

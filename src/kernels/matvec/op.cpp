@@ -75,6 +75,19 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
   p.kernel_ = &ctx.kernel(label, label, [&] { return wgsl(spec); });
   const auto roles = bindings(spec);
   const gpu::Buffer* out = args.y;
+  const gpu::Buffer* xin = args.x;  // what binding X reads
+  if (x_prequantized(spec)) {
+    const KernelSpec qs = xquant::plan(spec);
+    if (args.xq) {
+      BQ_CHECK(args.xq->size() >= xquant::bytes(qs), "matvec {}: xq '{}' holds {} bytes, needs {}", label,
+               args.xq->label(), args.xq->size(), xquant::bytes(qs));
+      xin = args.xq;
+    } else {
+      p.xq_ = ctx.create_buffer(xquant::bytes(qs), gpu::kStorage, label + ".xq");
+      xin = &p.xq_;
+    }
+    p.quant_ = xquant::prepare(ctx, qs, *args.x, *xin, args.norm_w);
+  }
   if (spec.splits > 1) {
     out = &split_sum::partials_buffer(ctx, spec, spec.m, args.part, p.part_, "matvec " + label);
     p.sum_ = split_sum::prepare(ctx, split_sum::plan(ctx, spec.splits, spec.hooks), *out, *args.y, args.bias,
@@ -93,7 +106,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
       const gpu::Binding* range = nullptr;  // a buffer or an arena slice (norm weights, bias)
       switch (r) {
         case Role::Params: buf = &c.params; break;
-        case Role::X: buf = args.x; break;
+        case Role::X: buf = xin; break;
         case Role::MainA: slice = &c.main; break;
         case Role::SideA: slice = &c.side; break;
         case Role::MainB: slice = &args.b->chunks[ci].main; break;
@@ -124,6 +137,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
 }
 
 void Prepared::record(gpu::Recorder& rec) const {
+  if (quant_) quant_->record(rec);
   for (size_t i = 0; i < groups_.size(); ++i) rec.dispatch(*kernel_, groups_[i], grids_[i]);
   if (sum_) sum_->record(rec);
 }

@@ -15,6 +15,7 @@
 #include "kernels/common/split_sum.hpp"
 #include "kernels/matvec/generator.hpp"
 #include "kernels/matvec/layout.hpp"
+#include "kernels/matvec/xquant.hpp"
 
 namespace blockq::matvec {
 
@@ -57,6 +58,10 @@ struct Args {
   // Split-k: a scratch for the partial sums (split_sum::partial_bytes), which
   // callers that record one kernel at a time may share; null: prepare makes one.
   const gpu::Buffer* part = nullptr;
+  // x pre-quantized (x_prequantized): a scratch for the quantized x
+  // (xquant::bytes), which callers that record one kernel at a time may
+  // share; null: prepare makes one.
+  const gpu::Buffer* xq = nullptr;
 };
 
 class Prepared {
@@ -71,11 +76,14 @@ class Prepared {
   std::vector<gpu::Grid> grids_;
   gpu::Buffer part_;                      // split-k without Args::part: [splits][weights][m][n] partial sums
   std::optional<split_sum::Prepared> sum_;  // split-k: adds them, runs the epilogue
+  gpu::Buffer xq_;                          // x pre-quantized without Args::xq: the quantized x
+  std::optional<xquant::Prepared> quant_;   // x pre-quantized: quantizes x before the matvec
 };
 
 // Compiles (or finds in the cache) spec's kernel and binds args, one bind
 // group per row chunk (with split-k, also a partial-sum buffer and the
-// split_sum kernel). Throws blockq::Error on mismatched shapes.
+// split_sum kernel; with x pre-quantized, the quantize kernel, recorded
+// first). Throws blockq::Error on mismatched shapes.
 Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& args);
 
 }  // namespace blockq::matvec

@@ -284,12 +284,31 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // slower than their staged plans (x is read once per row, not once per
   // workgroup). Not measured for the many-rows plan (an F16 lm_head), which
   // keeps its staging.
-  const bool gx_default = !s.features.dot4 && float_units && ui.unit == 8 && !kind.onnx && !batched &&
-                          !many_rows && hooks.prologue == Prologue::None && opt.probe.value_or(0) == 0;
+  //
+  // With int8 activations, x quantized once per call by its own dispatch
+  // (xquant) and read from global memory: by default for Q8_0, Q5_0 and Q5_1
+  // at batch 1 over rows of k >= 8192 without the prologue, with one 32-lane
+  // group a workgroup, 2 units a step and one row a lane group. H200, 4096 x
+  // 14336, against the staged plan in the same process (the last run of
+  // docs/perf/2026-12-02-session14-h200.md): q8_0 20.25 against 20.62-20.67
+  // us (the quantize dispatch and its barrier take 2.3-2.5 of it), q5_0
+  // 16.13 against 16.53, q5_1 16.87 against 17.26; q4_1 lost (15.1 against
+  // 14.3). Hand-written kernels of this shape took 16.9 us without the
+  // quantize dispatch, 17.8-18.1 with 2 rows a lane group and 17.3-17.4 in
+  // 64 to 256 invocations. Q4_0, the K-quants and rows of k = 4096 lost to
+  // their staged plans.
+  const bool no_probe = opt.probe.value_or(0) == 0;
+  const bool gx_i8 = kind.format == Format::Q8_0 || kind.format == Format::Q5_0 || kind.format == Format::Q5_1;
+  const bool gx_default = !batched && !many_rows && hooks.prologue == Prologue::None && no_probe && !kind.onnx &&
+                          (s.features.dot4 ? gx_i8 && ui.kp >= 8192 : float_units && ui.unit == 8);
   const bool gx = opt.global_x.value_or(gx_default);
   if (gx && !opt.global_x && !opt.wg && !opt.tpr) {
     s.tpr = std::min<uint32_t>(32, sg_tpr);
     s.wg = std::max({32u, s.tpr * (rope ? 2 : 1), sg_wg});
+    if (s.features.dot4) {
+      if (!opt.rpl) s.rpl = 1;
+      if (!opt.unroll) s.unroll = 2;
+    }
   }
   const uint32_t splits = opt.splits.value_or(def_splits);
   BQ_CHECK(splits >= 1 && (splits == 1 || !rope), "matvec: split-k ({} slices) does not support the rope epilogue",
@@ -298,8 +317,8 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   s.splits = (upr + ups - 1) / ups;                  // no empty slice
   if (gx) {
     BQ_CHECK(global_x_supported(kind, k, s.features.dot4),
-             "matvec {}: x from global memory needs f32 activations and a format without a min whose units "
-             "hold at most 32 elements", kind.name());
+             "matvec {}: x from global memory needs int8 activations, or f32 ones over a format without a min "
+             "whose units hold at most 32 elements", kind.name());
     BQ_CHECK(!opt.probe || *opt.probe == 0, "matvec: x from global memory does not combine with probe {}", *opt.probe);
     s.variant |= kGlobalX;
     s.tile = ups * ui.unit;  // one tile: the whole slice
@@ -355,7 +374,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
                         kind.format == Format::Q5_0 || kind.format == Format::Q5_1;
   const bool qs_default = !kind.onnx && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
                                          kind.format == Format::Q5_K || (legacy32 && (batched || ui.kp >= 8192)));
-  if (s.features.subgroups && s.features.dot4 && opt.quad_stage.value_or(qs_default)) s.variant |= kQuadStage;
+  if (s.features.subgroups && s.features.dot4 && !gx && opt.quad_stage.value_or(qs_default)) s.variant |= kQuadStage;
   const uint32_t probe = opt.probe.value_or(0);
   BQ_CHECK(probe <= static_cast<uint32_t>(Probe::LoadsNoStage) && (probe != 5 || s.features.dot4),
            "matvec: probe {} is not 0..7 (5: int8 activations only)", probe);

@@ -20,20 +20,11 @@
         let a = abs(v[q]);
         am = max(am, max(max(a.x, a.y), max(a.z, a.w)));
       }
-      let inv = qinv(am);
-      var w: array<u32, 8>;
-      var s0 = 0i;
-      var s1 = 0i;
-      for (var q = 0u; q < 8u; q++) {
-        let c = vec4<i32>(clamp(round(v[q] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
-        w[q] = pack4xI8(c);
-        let cs = (c.x + c.y) + (c.z + c.w);
-        if (q < 4u) { s0 += cs; } else { s1 += cs; }
-      }
-      xq[2u * i] = vec4<u32>(w[0], w[1], w[2], w[3]);
-      xq[2u * i + 1u] = vec4<u32>(w[4], w[5], w[6], w[7]);
+      let qb = quant_block(v, am);
+      xq[2u * i] = vec4<u32>(qb.w[0], qb.w[1], qb.w[2], qb.w[3]);
+      xq[2u * i + 1u] = vec4<u32>(qb.w[4], qb.w[5], qb.w[6], qb.w[7]);
       xd[i] = am * {{INV127}};
-      xsum[2u * i] = s0;
-      xsum[2u * i + 1u] = s1;
+      xsum[2u * i] = qb.s0;
+      xsum[2u * i + 1u] = qb.s1;
     }
     workgroupBarrier();

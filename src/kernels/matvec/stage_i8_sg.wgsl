@@ -1,11 +1,11 @@
 // Staging of one x tile as int8 blocks for the matvec kernel (the STAGE part
 // of matvec.wgsl) with subgroups: the same codes, scales and code sums as
 // stage_i8.wgsl, but four lanes of a subgroup share a block of 32 (lane j of
-// the quad reads elements 8j .. 8j + 7 as two vec4), so neighbouring lanes
-// read neighbouring bytes of x. The quad exchanges the block's max |x| and
-// its code sums by subgroupShuffleXor (a subgroup holds at least 4 lanes).
-// (Issuing the loads of several passes before using any was slower on the
-// H200: docs/perf/2026-12-01-session8-h200.md.)
+// the quad reads elements 8j .. 8j + 7 as two vec4, fmt/i8/quad.wgsl), so
+// neighbouring lanes read neighbouring bytes of x. The quad exchanges the
+// block's max |x| and its code sums by subgroupShuffleXor (a subgroup holds
+// at least 4 lanes). (Issuing the loads of several passes before using any
+// was slower on the H200: docs/perf/2026-12-01-session8-h200.md.)
     // Stage x[t, t0 .. t0 + TILE) of the chunk's tokens (zeros past K and M):
     // quad lane qi = p * WG + si takes quarter qi % 4 of block qi / 4; the
     // passes are uniform so every lane reaches the shuffles.
@@ -18,7 +18,6 @@
       let t = i / TB;
       let tg = z * TOKENS + t;
       var v: array<vec4<f32>, 2>;
-      var am = 0.0;
       for (var q = 0u; q < 2u; q++) {
         let e = t0 + (i % TB) * 32u + 8u * j + 4u * q;
         v[q] = vec4<f32>(0.0);
@@ -26,22 +25,14 @@
           v[q] = x4[(tg * K + e) / 4u];
 {{STAGE_HOOK}}
         }
-        let a = abs(v[q]);
-        am = max(am, max(max(a.x, a.y), max(a.z, a.w)));
       }
-      am = max(am, subgroupShuffleXor(am, 1u));
-      am = max(am, subgroupShuffleXor(am, 2u));
-      let inv = qinv(am);
-      let c0 = vec4<i32>(clamp(round(v[0] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
-      let c1 = vec4<i32>(clamp(round(v[1] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
-      var cs = ((c0.x + c0.y) + (c0.z + c0.w)) + ((c1.x + c1.y) + (c1.z + c1.w));
-      cs = cs + subgroupShuffleXor(cs, 1u);  // lanes 0 and 2: the sums of elements 0..15 and 16..31
+      let r = quant_quarter(v[0], v[1]);  // lanes 0 and 2: the sums of elements 0..15 and 16..31
       if (ok) {
         let h = 2u * i + j / 2u;  // the block's vec4 holding this quarter
-        xq[h][(j % 2u) * 2u] = pack4xI8(c0);
-        xq[h][(j % 2u) * 2u + 1u] = pack4xI8(c1);
-        if (j == 0u) { xd[i] = am * {{INV127}}; }
-        if ((j % 2u) == 0u) { xsum[h] = cs; }
+        xq[h][(j % 2u) * 2u] = r.x;
+        xq[h][(j % 2u) * 2u + 1u] = r.y;
+        if (j == 0u) { xd[i] = bitcast<f32>(r.w) * {{INV127}}; }
+        if ((j % 2u) == 0u) { xsum[h] = bitcast<i32>(r.z); }
       }
     }
     workgroupBarrier();

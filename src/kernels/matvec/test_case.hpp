@@ -26,6 +26,7 @@ struct Case {
   uint64_t max_chunk_bytes = 0;
   double twin_ref_tol = 5e-4;  // the twin against float64 (int8 activations: their quantization error)
   bool external_part = false;  // split-k: the partials in a caller's scratch (Args::part), poisoned first
+  bool external_xq = false;    // x pre-quantized: its scratch from the caller (Args::xq), poisoned first
 };
 
 struct Errors {
@@ -77,6 +78,13 @@ inline Errors run_case(const Case& c, uint32_t seed, std::vector<float>* y_out =
     testing_support::poison(junk);
     part = ctx.storage<float>(junk, "scratch.partials");
     args.part = &part;
+  }
+  gpu::Buffer xq;
+  if (c.external_xq && x_prequantized(spec)) {
+    std::vector<float> junk(xquant::bytes(xquant::plan(spec)) / 4 + 16);
+    testing_support::poison(junk);
+    xq = ctx.storage<float>(junk, "scratch.xq");
+    args.xq = &xq;
   }
   Prepared p = prepare(ctx, spec, args);
   gpu::Recorder rec(ctx);

@@ -24,3 +24,18 @@ fn qinv(a: f32) -> f32 {
   r = fma(r, fma(-a, r, 1.0), r);
   return 127.0 * r;
 }
+// The codes of one block of 32 x values v whose max |x| is am, packed four
+// a word in element order, and the sums of codes 0..15 and 16..31 (the
+// staging's and the quantize kernel's quantization).
+struct QBlock { w: array<u32, 8>, s0: i32, s1: i32 }
+fn quant_block(v: array<vec4<f32>, 8>, am: f32) -> QBlock {
+  let inv = qinv(am);
+  var o: QBlock;
+  for (var q = 0u; q < 8u; q++) {
+    let c = vec4<i32>(clamp(round(v[q] * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
+    o.w[q] = pack4xI8(c);
+    let cs = (c.x + c.y) + (c.z + c.w);
+    if (q < 4u) { o.s0 += cs; } else { o.s1 += cs; }
+  }
+  return o;
+}
