@@ -7,7 +7,9 @@
 // elements, decoded 8 at a time by the format's chunk function). x is staged
 // once per workgroup in workgroup memory, TILE elements per token at a time:
 // as f32, or (spec.features.dot4) as int8 codes with a scale per block of
-// 32, summed against int8 weight codes by dot4I8Packed.
+// 32, summed against int8 weight codes by dot4I8Packed. With kGlobalX the
+// lane loop reads x from global memory instead (one tile a slice): f32 x,
+// or with dot4 the int8 blocks a quantize kernel wrote (xquant.wgsl).
 // Lane partial sums are added by {{REDUCE_KIND}}; the epilogue runs once per
 // (token, row). With SPLITS > 1 the workgroups of a row group each sum one
 // slice of k and store their partial sums; a split_sum kernel adds them. Lane groups of TPR lanes own RPL rows each and decode them
