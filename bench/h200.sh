@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -383,4 +383,21 @@ if [ "$mode" = pq14 ]; then
   echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
   for gx in 1 0; do echo "== gx=$gx"; awk '{print $1, $2, $4}' "$OUT/pq_$gx.txt"; done
   [ -f "$OUT/ggml.txt" ] && awk '{print "ggml-Vulkan q8_0", $(NF-9), $(NF-8)}' "$OUT/ggml.txt"
+fi
+if [ "$mode" = st15 ]; then
+  # Session 15: the staged int8 kernels at batch 1 with the row store from
+  # registers (Q4_0, Q4_K, Q5_K), three processes, next to ggml-Vulkan's
+  # Q4_0 and Q4_K (if tbo-vk.xz is in .devrun/anchors); then the matvec
+  # tests (docs/perf/2026-12-02-session15-h200.md).
+  [ -f .devrun/anchors/tbo-vk.xz ] && (cd .devrun/anchors && xz -dkf tbo-vk.xz && chmod +x tbo-vk)
+  for r in 1 2 3; do
+    timeout 150 stdbuf -oL $B/blockq bench matvec --formats q4_0,q4_K,q5_K --shapes 4096x14336,14336x4096 \
+      --batch 1 --sweep "i8=1" 2>/dev/null | grep -E "^[a-z]" >> "$OUT/st.txt"
+    [ -x .devrun/anchors/tbo-vk ] && .devrun/anchors/tbo-vk perf -b Vulkan0 -o MUL_MAT \
+      -p 'type_a=(q4_0|q4_K),type_b=f32,m=4096,n=1,k=14336' 2>&1 | grep MUL_MAT >> "$OUT/ggml.txt"
+  done
+  timeout 400 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  echo "== staged"; awk '{print $1, $2, $4, $7}' "$OUT/st.txt"
+  [ -f "$OUT/ggml.txt" ] && { echo "== ggml-Vulkan"; sed 's/,bs=.*://' "$OUT/ggml.txt" | awk '{print $1, $(NF-9), $(NF-8)}'; }
 fi

@@ -297,7 +297,7 @@ std::string row_map(const KernelSpec& s, const std::string& slot) {
   return g;
 }
 
-std::string epilogue(const KernelSpec& s) {
+std::string epilogue(const KernelSpec& s, const std::string& up) {
   std::string o;
   const auto& h = s.hooks;
   if (s.splits > 1) {  // partial sums [SPLITS][weights][M][N]; bias and epilogue in split_sum
@@ -311,7 +311,7 @@ std::string epilogue(const KernelSpec& s) {
     case Epilogue::Store: o += "      y[tg * N + gr] = v;\n"; break;
     case Epilogue::Acc: o += "      y[tg * N + gr] = y[tg * N + gr] + v;\n"; break;
     case Epilogue::SiluGate:
-      o += "      let up = rs[(TOKENS + t) * RPW + slot];\n";
+      o += "      let up = " + up + ";\n";
       o += "      y[tg * N + gr] = (v / (1.0 + exp(-v))) * up;\n";
       break;
     case Epilogue::Rope:
@@ -321,6 +321,43 @@ std::string epilogue(const KernelSpec& s) {
       o += "      y[tg * N + gr] = select(v, rope(v, p, (wg * RPW + slot) % HD, pos[tg]), gr < ROPE_ROWS);\n";
       break;
   }
+  return o;
+}
+
+// With subgroups, no split-k and an epilogue that reads no other row (not
+// RoPE), every lane of a row holds the row's sum after the butterfly and its
+// lane 0 runs the epilogue: no row sums in workgroup memory, no barrier.
+// H200, batch 1, 4096 x 14336, int8 x, the plans' 1024-invocation staged
+// kernels: Q4_0 15.14-15.22 -> 13.57-13.62 us, Q4_K 19.08-19.19 -> 18.02-18.11,
+// Q5_K 19.82-19.93 -> 19.68-19.69; Q8_0's 32-invocation kernel within the
+// spread (docs/perf/2026-12-02-session15-h200.md).
+bool direct_store(const KernelSpec& s) {
+  return s.features.subgroups && s.splits == 1 && s.hooks.epilogue != Epilogue::Rope;
+}
+
+// direct_store: the butterfly of each (weight, token, row) into s<w><t>_<i>,
+// then lane 0 of each lane group stores its rows.
+std::string reduce_direct(const KernelSpec& s) {
+  const std::vector<std::string> ws = detail::weight_names(s);
+  std::string o;
+  for (const std::string& w : ws)
+    for (uint32_t t = 0; t < s.tokens; ++t)
+      for (uint32_t i = 0; i < s.rpl; ++i) {
+        const std::string v = fmt::format("s{}{}_{}", w, t, i);
+        o += fmt::format("  var {} = {};\n", v, detail::acc(w, t, i));
+        o += fmt::format("  for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) {{ {0} = {0} + subgroupShuffleXor({0}, msk); }}\n", v);
+      }
+  o += "  if (ln == 0u && lr < LPW) {\n";
+  for (uint32_t t = 0; t < s.tokens; ++t)
+    for (uint32_t i = 0; i < s.rpl; ++i) {
+      o += fmt::format("    {{\n      let t = {}u;\n      let slot = lr + {}u * LPW;\n", t, i);
+      o += "      let tg = z * TOKENS + t;\n";
+      o += "      let r = " + row_map(s, "slot") + ";\n";
+      o += "      if (live && tg < M && r < params.rows) {\n        let gr = params.row0 + r;  // row of the whole output\n";
+      o += fmt::format("        var v = sA{}_{};\n", t, i);
+      o += epilogue(s, fmt::format("sB{}_{}", t, i)) + "      }\n    }\n";
+    }
+  o += "  }\n";
   return o;
 }
 
@@ -400,7 +437,9 @@ std::string wgsl(const KernelSpec& s) {
                       ? "@group(0) @binding(1) var<storage, read> xp: array<vec4<u32>>;  // x as int8 blocks (xquant.wgsl)"
                       : "@group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;  // [M * K / 4]");
   t.set("RED_DECL", need_red ? "var<workgroup> red: array<f32, WG>;                            // lane partials" : "");
-  t.set_u("RS_SIZE", s.rpw() * s.tokens * weights(s));
+  t.set("RS_DECL", direct_store(s) ? ""
+                                    : fmt::format("var<workgroup> rs: array<f32, {}>;  // row sums [weights][TOKENS][RPW]",
+                                                  s.rpw() * s.tokens * weights(s)));
   t.set("SHARED_EXTRA", s.features.subgroups ? "var<workgroup> sg_count: atomic<u32>;" : "");
   std::string fmt_code = format_snippet(s, "A");
   if (weights(s) == 2) fmt_code += "\n" + format_snippet(s, "B");
@@ -468,7 +507,6 @@ std::string wgsl(const KernelSpec& s) {
   for (uint32_t i = 0; i < s.rpl; ++i)
     rows += fmt::format("  let row{} = min({}, params.rows - 1u);\n", i, row_map(s, fmt::format("lr + {}u * LPW", i)));
   t.set("ROWS", rows);
-  t.set("ROW_MAP_SLOT", row_map(s, "slot"));
   std::string stage_hook;
   if (rms_in_kernel(s)) {
     t.set("PROLOGUE",
@@ -547,8 +585,16 @@ std::string wgsl(const KernelSpec& s) {
     t.set("UNIT_LOOP", unit_loop(s, ui));
     t.set("SUMX", sum_x(ui));
   }
-  t.set("REDUCE", reduce(s));
-  t.set("EPILOGUE", epilogue(s));
+  if (direct_store(s)) {
+    t.set("REDUCE", reduce_direct(s));
+    t.set("STORE", "");
+  } else {
+    Template st(wgsl_file("kernels/matvec/store_rows.wgsl"), label);
+    st.set("ROW_MAP_SLOT", row_map(s, "slot"));
+    st.set("EPILOGUE", epilogue(s, "rs[(TOKENS + t) * RPW + slot]"));
+    t.set("REDUCE", reduce(s));
+    t.set("STORE", st.render());
+  }
   const uint32_t upr = ui.kp / ui.unit, per_step = s.tpr * s.unroll;
   if (s.variant & kConstSteps) {
     // One tile, no split: u0 = 0 and u1 = UPR for every lane.

@@ -11,7 +11,8 @@
 // lane loop reads x from global memory instead (one tile a slice): f32 x,
 // or with dot4 the int8 blocks a quantize kernel wrote (xquant.wgsl).
 // Lane partial sums are added by {{REDUCE_KIND}}; the epilogue runs once per
-// (token, row). With SPLITS > 1 the workgroups of a row group each sum one
+// (token, row): on lane 0 of the row's lanes, or, where the row sums go
+// through workgroup memory (no subgroups, split-k, RoPE), store_rows.wgsl. With SPLITS > 1 the workgroups of a row group each sum one
 // slice of k and store their partial sums; a split_sum kernel adds them. Lane groups of TPR lanes own RPL rows each and decode them
 // against the same x reads. Summation order depends only on WG, TPR, TILE and UNROLL and
 // is reproduced by the CPU twin (twin.cpp).
@@ -48,7 +49,7 @@ struct Params { row0: u32, rows: u32, side_off: u32, pad: u32 }  // this dispatc
 {{BINDINGS}}
 {{XS_DECL}}
 {{RED_DECL}}
-var<workgroup> rs: array<f32, {{RS_SIZE}}>;                     // row sums [weights][TOKENS][RPW]
+{{RS_DECL}}
 var<workgroup> nscale: array<f32, TOKENS>;
 {{SHARED_EXTRA}}
 
@@ -89,20 +90,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
   }
 
-  // Reduce the TPR lane sums of each row.
-{{REDUCE}}
-  workgroupBarrier();
-
-  // Epilogue: one invocation per (token, row) of this workgroup.
-  for (var e = li; e < TOKENS * RPW; e += WG) {
-    let t = e / RPW;
-    let slot = e % RPW;
-    let tg = z * TOKENS + t;
-    let r = {{ROW_MAP_SLOT}};
-    if (live && tg < M && r < params.rows) {
-      let gr = params.row0 + r;          // row of the whole output
-      var v = rs[t * RPW + slot];
-{{EPILOGUE}}
-    }
-  }
-}
+  // Reduce the TPR lane sums of each row, then the epilogue of each (token, row).
+{{REDUCE}}{{STORE}}}

@@ -338,6 +338,33 @@ TEST(Matvec, PlanFollowsTheLimits) {
   EXPECT_EQ(plan(nv, q8, 2560, 960, 8, {}, {}).tpr, 16u) << "a small grid keeps 16 lanes a row";
 }
 
+TEST(Matvec, RowSumsStayInRegistersUnlessAnotherRowIsRead) {
+  // With subgroups and no split-k, lane 0 of a row's lanes runs the epilogue
+  // on the butterfly's sum; RoPE (which reads the partner row), split-k and
+  // the portable reduction keep the row sums in workgroup memory. The parity
+  // tests run both on every hook.
+  Limits nv{1024, 49152, 65535, 32, 32};
+  WeightKind q4;
+  q4.format = Format::Q4_0;
+  const auto rows_in_shared = [](const KernelSpec& s) {
+    return wgsl(s).find("var<workgroup> rs:") != std::string::npos;
+  };
+  for (const char* h : {"store", "acc", "silu", "bias", "rmsnorm"}) {
+    const KernelSpec s = plan(nv, q4, 4096, 14336, 1, hook(h), {});
+    ASSERT_TRUE(s.features.subgroups) << s.key();
+    EXPECT_FALSE(rows_in_shared(s)) << s.key();
+    Options portable;
+    portable.subgroups = false;
+    EXPECT_TRUE(rows_in_shared(plan(nv, q4, 4096, 14336, 1, hook(h), portable))) << h;
+    Options split;
+    split.splits = 4;
+    const KernelSpec sk = plan(nv, q4, 4096, 14336, 8, hook(h), split);
+    ASSERT_GT(sk.splits, 1u) << sk.key();
+    EXPECT_TRUE(rows_in_shared(sk)) << sk.key();
+  }
+  for (const char* h : {"rope", "rope_neox"}) EXPECT_TRUE(rows_in_shared(plan(nv, q4, 4096, 4096, 1, hook(h), {}))) << h;
+}
+
 TEST(Matvec, ManyShortRowsPlanMatchesTwin) {
   // The batch-1 plan for many short rows (4 lanes a row, 2 rows per lane
   // group), on the portable reduction and, where the adapter has them, subgroups.
