@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -399,5 +399,29 @@ if [ "$mode" = st15 ]; then
   timeout 400 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
   echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
   echo "== staged"; awk '{print $1, $2, $4, $7}' "$OUT/st.txt"
+  [ -f "$OUT/ggml.txt" ] && { echo "== ggml-Vulkan"; sed 's/,bs=.*://' "$OUT/ggml.txt" | awk '{print $1, $(NF-9), $(NF-8)}'; }
+fi
+if [ "$mode" = b16 ]; then
+  # Session 16: batches of 8 over long rows with x pre-quantized (Q4_0, Q5_0,
+  # Q5_1) against the plans before (gx=0), alternating, three processes each,
+  # next to ggml-Vulkan's batch-8 figures (if tbo-vk.xz is in
+  # .devrun/anchors); then the matvec and model tests
+  # (docs/perf/2026-12-02-session16-h200.md).
+  [ -f .devrun/anchors/tbo-vk.xz ] && (cd .devrun/anchors && xz -dkf tbo-vk.xz && chmod +x tbo-vk)
+  F=q4_0,q5_0,q5_1,q4_1,q8_0,q4_K
+  for r in 1 2 3; do
+    for gx in "" ";gx=0"; do
+      lab=new; bs=1,8; [ -n "$gx" ] && lab=old && bs=8  # gx=0 is the old plan at batch 8 only
+      timeout 150 stdbuf -oL $B/blockq bench matvec --formats $F --shapes 4096x14336 --batch $bs --sweep "i8=1$gx" \
+        2>/dev/null | grep -E "^[a-z]" | grep -v "^device\|^format" | sed "s/^/r$r $lab /" >> "$OUT/b8.txt"
+    done
+  done
+  [ -x .devrun/anchors/tbo-vk ] && .devrun/anchors/tbo-vk perf -b Vulkan0 -o MUL_MAT \
+    -p 'type_a=(q4_0|q5_0|q5_1),type_b=f32,m=4096,n=8,k=14336' 2>&1 | grep MUL_MAT >> "$OUT/ggml.txt"
+  timeout 300 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  timeout 200 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  echo "== new: batch 1 and 8; old: batch 8, the plans before"; awk '{print $1, $2, $3, $4, $6}' "$OUT/b8.txt"
   [ -f "$OUT/ggml.txt" ] && { echo "== ggml-Vulkan"; sed 's/,bs=.*://' "$OUT/ggml.txt" | awk '{print $1, $(NF-9), $(NF-8)}'; }
 fi

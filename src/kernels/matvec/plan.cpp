@@ -297,18 +297,35 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // quantize dispatch, 17.8-18.1 with 2 rows a lane group and 17.3-17.4 in
   // 64 to 256 invocations. Q4_0, the K-quants and rows of k = 4096 lost to
   // their staged plans.
+  //
+  // Batches of 2 to 8 tokens take the same path for Q4_0, Q5_0 and Q5_1 over
+  // rows of k >= 12288 (n >= 4096, without the prologue): one 32-lane group
+  // a workgroup, 4 rows a lane group, 4 tokens a workgroup, 2 units a step,
+  // no split. H200, 4096 x 14336 at batch 8, int8 x, against the plans above
+  // in the same processes (docs/perf/2026-12-02-session16-h200.md): q4_0
+  // 30.7-30.9 -> 27.4-27.7 us (three processes), q5_0 35.5 -> 32.6-33.1,
+  // q5_1 44.7 -> 33.1 (their split plans; session 11 had 37.3 and 37.9).
+  // Lost or tied: Q4_1 (32.7-33.9 -> 34.1-34.3), Q4_0 at 14336 x 4096 (30.5
+  // -> 34.4) and 8192 x 8192 (35.8 -> 36.7), Q8_0 (28.9 -> 33.1) and Q4_K
+  // (31.0 -> 40.1) at 4096 x 14336; 8 tokens a workgroup (34.8 for Q4_0), 2
+  // rows a lane group (38-45), 8 rows (33-44), chunks interleaved (29.1).
   const bool no_probe = opt.probe.value_or(0) == 0;
   const bool gx_i8 = kind.format == Format::Q8_0 || kind.format == Format::Q5_0 || kind.format == Format::Q5_1;
-  const bool gx_default = !batched && !many_rows && hooks.prologue == Prologue::None && no_probe && !kind.onnx &&
-                          (s.features.dot4 ? gx_i8 && ui.kp >= 8192 : float_units && ui.unit == 8);
+  const bool gx_batch = batched && m <= 8 && s.features.dot4 && !kind.onnx && ui.kp >= 12288 && n >= 4096 &&
+                        (kind.format == Format::Q4_0 || kind.format == Format::Q5_0 || kind.format == Format::Q5_1);
+  const bool gx_default = !many_rows && hooks.prologue == Prologue::None && no_probe && !kind.onnx &&
+                          (batched ? gx_batch
+                                   : s.features.dot4 ? gx_i8 && ui.kp >= 8192 : float_units && ui.unit == 8);
   const bool gx = opt.global_x.value_or(gx_default);
   if (gx && !opt.global_x && !opt.wg && !opt.tpr) {
     s.tpr = std::min<uint32_t>(32, sg_tpr);
     s.wg = std::max({32u, s.tpr * (rope ? 2 : 1), sg_wg});
     if (s.features.dot4) {
-      if (!opt.rpl) s.rpl = 1;
+      if (!opt.rpl) s.rpl = batched ? 4 : 1;
       if (!opt.unroll) s.unroll = 2;
+      if (!opt.tokens) s.tokens = std::min(m, 4u);
     }
+    if (!opt.splits) def_splits = 1;
   }
   const uint32_t splits = opt.splits.value_or(def_splits);
   BQ_CHECK(splits >= 1 && (splits == 1 || !rope), "matvec: split-k ({} slices) does not support the rope epilogue",

@@ -212,7 +212,10 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(d.tpr, 8u);
   EXPECT_EQ(d.rpl, 4u);
   EXPECT_EQ(d.tokens, 4u);
-  const KernelSpec e = plan(lim, q4, 4096, 14336, 8, {}, o);
+  WeightKind q41;  // Q4_0's batches over rows this long read x pre-quantized (xquant_test.cpp)
+  q41.format = Format::Q4_1;
+  const KernelSpec e = plan(lim, q41, 4096, 14336, 8, {}, o);
+  EXPECT_FALSE(x_prequantized(e));
   EXPECT_EQ(e.tpr, 16u);
   EXPECT_EQ(e.rpl, 4u);
   EXPECT_EQ(e.tokens, 2u);
@@ -254,9 +257,11 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   // Q8_0, Q4_K and Q5_K: 16 slices; the others 8. 2 rows a lane group, and
   // lanes that divide the slice's lane steps (28 units for Q8_0: 4 lanes; 28
   // steps of two units for Q5_0 and Q5_1: 4), the K-quants 2; 512
-  // invocations, Q6_K 256.
+  // invocations, Q6_K 256. (Q5_0 and Q5_1 split only with the prologue: the
+  // plan reads x pre-quantized otherwise, xquant_test.cpp.)
   for (Format f : {Format::Q8_0, Format::Q5_0, Format::Q5_1, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
-    const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, {}, o);
+    const bool q5 = f == Format::Q5_0 || f == Format::Q5_1;
+    const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, q5 ? hook("rmsnorm") : Hooks{}, o);
     const bool sixteen = f == Format::Q8_0 || f == Format::Q4_K || f == Format::Q5_K;
     const bool kq = f == Format::Q4_K || f == Format::Q5_K || f == Format::Q6_K;
     EXPECT_EQ(s.splits, sixteen ? 16u : 8u) << s.key();

@@ -92,6 +92,47 @@ TEST(MatvecInt8, GlobalXMatchesTwinAndStagedKernel) {
   }
 }
 
+TEST(MatvecInt8, BatchPlanOfLongRowsMatchesTwin) {
+  // The lane shape the plan gives batches of Q4_0, Q5_0 and Q5_1 over long
+  // rows (x pre-quantized, one lane group a workgroup, 4 rows a lane group,
+  // 4 tokens a workgroup, 2 units a step, constant steps), forced on small
+  // problems: ragged n (45 rows: 12 lane groups, the last with one row), 5
+  // tokens (a second chunk of one), k of 8 or 6 units (whole steps or not),
+  // with subgroups where the device has them and with the tree reduction.
+  auto& ctx = test_context();
+  if (!ctx.features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product";
+  uint32_t seed = 9600;
+  int ran = 0;
+  for (const Kind& kd : all_kinds()) {
+    if (kd.kind.onnx || (kd.kind.format != Format::Q4_0 && kd.kind.format != Format::Q5_0 &&
+                         kd.kind.format != Format::Q5_1))
+      continue;
+    for (bool sg : {true, false}) {
+      if (sg && !ctx.features().subgroups) continue;
+      const char* h = sg ? "acc" : "silu";
+      Case c{kd, hook(h), 45, kd.block * (sg ? 8u : 6u), 5, {}};
+      c.twin_ref_tol = 2e-2;  // the int8 quantization of x
+      c.opt.int8 = true;
+      c.opt.global_x = true;
+      c.opt.subgroups = sg;
+      c.opt.wg = c.opt.tpr = sg ? std::min<uint32_t>(ctx.adapter().subgroup_min, 32) : 32;
+      c.opt.rpl = 4;
+      c.opt.tokens = 4;
+      c.opt.unroll = 2;
+      c.opt.const_steps = true;
+      const KernelSpec spec = plan(ctx, kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
+      ASSERT_TRUE(x_prequantized(spec)) << spec.key();
+      ASSERT_EQ(spec.rpl, 4u) << spec.key();
+      ASSERT_EQ(spec.tokens, 4u) << spec.key();
+      auto e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, 1e-4) << spec.key();
+      EXPECT_LT(e.vs_ref, 2e-2) << spec.key();
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, 3) << "cases run";
+}
+
 TEST(MatvecInt8, QuantizeKernelWritesTheTwinsCodes) {
   // xq as the twin's quantize_x gives it, word for word: codes, scales and
   // code sums of each token (RMSNorm applied first where the hook is on),
@@ -200,8 +241,8 @@ TEST(MatvecInt8, PlanReadsPreQuantizedXWhereItGained) {
   // H200-like limits: Q8_0, Q5_0 and Q5_1 at batch 1 over rows of k >= 8192
   // without the prologue take x pre-quantized, as one 32-lane group a
   // workgroup, 2 units a step, one row a lane group and constant steps;
-  // shorter rows, batches, the prologue, the other formats and f32
-  // activations keep their plans.
+  // shorter rows, the prologue, the other formats and f32 activations keep
+  // their plans. Batches: below.
   const Limits lim = h200_limits();
   const auto kinds = all_kinds();
   auto spec = [&](const char* name, uint32_t n, uint32_t k, uint32_t m, const Hooks& h = {}, bool int8 = true) {
@@ -226,12 +267,34 @@ TEST(MatvecInt8, PlanReadsPreQuantizedXWhereItGained) {
     EXPECT_EQ(q.wg, 128u) << q.key();
     EXPECT_EQ(xquant::grid(q).x, 14336u / 32 * 4 / 128) << q.key();
     EXPECT_FALSE(x_prequantized(spec(f, 14336, 4096, 1))) << f;
-    EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 8))) << f;
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 1, hook("rmsnorm")))) << f;
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 1, {}, false))) << f;
   }
   for (const char* f : {"q4_0", "q4_1", "q4_K", "q5_K", "q6_K", "onnx4b32"})
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 1))) << f;
+  // Batches of up to 8 tokens over rows of k >= 12288: Q4_0, Q5_0 and Q5_1
+  // take x pre-quantized, 4 rows a lane group and 4 tokens a workgroup, not
+  // split; Q8_0, Q4_1 and the K-quants, rows of k = 4096 or 8192, 16 tokens
+  // and the prologue keep their plans.
+  for (const char* f : {"q4_0", "q5_0", "q5_1"}) {
+    for (uint32_t m : {2u, 8u}) {
+      const KernelSpec s = spec(f, 4096, 14336, m);
+      EXPECT_TRUE(x_prequantized(s)) << s.key();
+      EXPECT_EQ(s.wg, 32u) << s.key();
+      EXPECT_EQ(s.tpr, 32u) << s.key();
+      EXPECT_EQ(s.rpl, 4u) << s.key();
+      EXPECT_EQ(s.tokens, std::min(m, 4u)) << s.key();
+      EXPECT_EQ(s.unroll, 2u) << s.key();
+      EXPECT_EQ(s.splits, 1u) << s.key();
+      EXPECT_TRUE(s.variant & kConstSteps) << s.key();
+    }
+    EXPECT_FALSE(x_prequantized(spec(f, 14336, 4096, 8))) << f;
+    EXPECT_FALSE(x_prequantized(spec(f, 8192, 8192, 8))) << f;
+    EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 16))) << f;
+    EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 8, hook("rmsnorm")))) << f;
+  }
+  for (const char* f : {"q8_0", "q4_1", "q4_K", "q5_K", "q6_K", "onnx4b32"})
+    EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 8))) << f;
   // The hoisted x reads of a step whose units all exist.
   EXPECT_NE(wgsl(spec("q8_0", 4096, 14336, 1)).find("let xm0_0_1 = xpm("), std::string::npos);
 }
