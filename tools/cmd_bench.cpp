@@ -51,7 +51,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
                   "(i8=1: int8 activations; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
                   "3 neither, 4 weight loads only, 5 x read from global memory (int8), 6 loads as if rows were "
                   "stored step by step, 7 weight loads only with no staging: spec suffix .v2 to .v14; pl=1: the pipelined "
-                  "lane loop, .v64; gx=1: x read from global memory, no staging, f32 x only, .v128)");
+                  "lane loop, .v64; gx=1: x read from global memory, no staging, .v128; with i8=1 x is quantized first by a kernel of its own)");
   mv->add_option("--samples", o.samples, "Timed passes per case (median)");
   mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   mv->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
