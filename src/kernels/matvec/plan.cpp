@@ -298,7 +298,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // 64 to 256 invocations. Q4_0, the K-quants and rows of k = 4096 lost to
   // their staged plans.
   //
-  // Batches of 2 to 8 tokens take the same path for Q4_0, Q5_0 and Q5_1 over
+  // Batches of 2 to 8 tokens (only 8 measured) take the same path for Q4_0, Q5_0 and Q5_1 over
   // rows of k >= 12288 (n >= 4096, without the prologue): one 32-lane group
   // a workgroup, 4 rows a lane group, 4 tokens a workgroup, 2 units a step,
   // no split. H200, 4096 x 14336 at batch 8, int8 x, against the plans above
