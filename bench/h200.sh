@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -424,4 +424,24 @@ if [ "$mode" = b16 ]; then
   echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
   echo "== new: batch 1 and 8; old: batch 8, the plans before"; awk '{print $1, $2, $3, $4, $6}' "$OUT/b8.txt"
   [ -f "$OUT/ggml.txt" ] && { echo "== ggml-Vulkan"; sed 's/,bs=.*://' "$OUT/ggml.txt" | awk '{print $1, $(NF-9), $(NF-8)}'; }
+fi
+if [ "$mode" = bs17 ]; then
+  # Session 17: the biased int8 sum (Q4_0 batches, Q8_0 batches over k <
+  # 8192) against the plain sum (bs=0), alternating, three processes each,
+  # batches of 2, 4 and 8 on both 8B shapes; then the matvec and model tests
+  # (docs/perf/2026-12-02-session17-h200.md).
+  for r in 1 2 3; do
+    for v in "" ";bs=0"; do
+      lab=new; [ -n "$v" ] && lab=old
+      timeout 150 stdbuf -oL $B/blockq bench matvec --formats q4_0,q8_0 --shapes 4096x14336,14336x4096 \
+        --batch 2,4,8 --sweep "i8=1$v" 2>/dev/null | grep -E "^[a-z]" | grep -v "^device\|^format" \
+        | sed "s/^/r$r $lab /" >> "$OUT/bs.txt"
+    done
+  done
+  timeout 300 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  timeout 200 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  echo "== new (biased where planned) and old (bs=0): r, plan, format, shape, batch, us, read us"
+  awk '{print $1, $2, $3, $4, $5, $6, $(NF-2)}' "$OUT/bs.txt"
 fi

@@ -73,6 +73,12 @@ struct Options {
   // reads them (x_prequantized); every int8 format. Default: plan.cpp says
   // where.
   std::optional<bool> global_x;
+  // Int8 activations: each scale group's integer sum starts at 0x4B400000
+  // (the bits of 1.5 * 2^23) less the offset term, so the sum's bits read as
+  // the float 12582912 + sum, and one subtraction gives f32(sum) exactly
+  // (spec.variant kBiasedSum): no int-to-float conversion per group and
+  // token. The same y bit for bit. Default: plan.cpp says where it gained.
+  std::optional<bool> biased_sum;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,
                              LoadsNoStage = 7 };
@@ -83,6 +89,7 @@ inline constexpr uint32_t kConstSteps = 16;
 inline constexpr uint32_t kQuadStage = 32;
 inline constexpr uint32_t kPipeline = 64;
 inline constexpr uint32_t kGlobalX = 128;
+inline constexpr uint32_t kBiasedSum = 256;
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and

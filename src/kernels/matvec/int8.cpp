@@ -30,12 +30,17 @@ namespace detail {
 // products of weight and x codes are summed exactly in i32 by dot4I8Packed,
 // the code offset times the group's x code sum is taken off, and the token's
 // accumulator gets (scale * x scale) * f32(sum), then (min * x scale) *
-// f32(x code sum) for formats with a min.
+// f32(x code sum) for formats with a min. With kBiasedSum the sum starts at
+// 0x4B400000 and f32(sum) is its bits as a float less 12582912.
 std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
   const std::vector<std::string> ws = weight_names(s);
   BQ_ASSERT(ui.group == 16 || ui.group == 32, "int8 path: scale groups of {}", ui.group);
   const uint32_t gch = ui.group / 8;
   const auto& un = unit_name;
+  // kBiasedSum: a group's sum is at most 32 * 255 * 127 + 255 * 32 * 127 in
+  // magnitude (codes, offset times x code sum), under 2^22, so 0x4B400000 +
+  // sum is the float 12582912 + sum exactly.
+  const bool biased = (s.variant & kBiasedSum) != 0;
   // x reads: the staged arrays; or (timing probe GlobalX) accessors of the
   // same indices in global memory; or (x_prequantized) the quantize
   // kernel's codes and meta (xquant.wgsl) at the unit's own indices.
@@ -127,8 +132,14 @@ std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
                                  c == c0 ? "" : " + ", c, wr, c / 2, t, h, h + 1);
             }
             const std::string iv = fmt::format("i{}{}_{}", wr, g, t);
-            o += fmt::format("          let {} = ({}) - of{}{} * sq{}_{};\n", iv, dot, g, wr, g, t);
-            o += fmt::format("          {0} = {0} + (sc{1}{2} * dx{1}_{3}) * f32({4});\n", acc(w, t, i), g, wr, t, iv);
+            if (biased) {
+              o += fmt::format("          let {} = (0x4B400000 - of{}{} * sq{}_{}) + {};\n", iv, g, wr, g, t, dot);
+              o += fmt::format("          {0} = {0} + (sc{1}{2} * dx{1}_{3}) * (bitcast<f32>({4}) - 12582912.0);\n",
+                               acc(w, t, i), g, wr, t, iv);
+            } else {
+              o += fmt::format("          let {} = ({}) - of{}{} * sq{}_{};\n", iv, dot, g, wr, g, t);
+              o += fmt::format("          {0} = {0} + (sc{1}{2} * dx{1}_{3}) * f32({4});\n", acc(w, t, i), g, wr, t, iv);
+            }
             if (ui.has_min)
               o += fmt::format("          {0} = {0} + (mn{1}{2} * dx{1}_{3}) * f32(sq{1}_{3});\n", acc(w, t, i), g, wr, t);
           }
