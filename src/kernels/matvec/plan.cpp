@@ -425,11 +425,11 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // The biased int8 sum (kBiasedSum): on by default for Q4_0 batches, where
   // it gained on the H200 (docs/perf/2026-12-02-session17-h200.md; three
   // processes each): 4096 x 14336 at batch 2 28.0 -> 21.5-21.7 us, batch 4
-  // 25.4 -> 22.5-22.7, batch 8 27.5-27.6 -> 26.5-26.6; 14336 x 4096 at batch 4
-  // 23.3-23.4 -> 22.2, batch 8 30.1 -> 29.3-29.4 (batch 2 a tie). It lost for
-  // Q5_0 (32.9 -> 46.5 at 4096 x 14336 b8), Q5_1, Q5_K, Q8_0 at 4096 x 14336
-  // b8 and Q8_0 at 14336 x 4096 b2 (21.7 -> 24.2), and tied at batch 1, for
-  // Q4_1, Q4_K, Q6_K and Q8_0 at 14336 x 4096 b4 and b8.
+  // 25.4 -> 22.5-22.7, batch 8 27.5-27.6 -> 26.4-26.6; 14336 x 4096 at batch 4
+  // 23.3 -> 22.2, batch 8 30.1 -> 29.2-29.4 (batch 2 a tie). It lost for
+  // Q5_0 (32.9 -> 46.5 at 4096 x 14336 b8), Q5_1, Q5_K and Q8_0 at
+  // 4096 x 14336 b8, tied at batch 1 and for Q6_K, and gained 1-4% for
+  // Q4_1, Q4_K and Q8_0 at 14336 x 4096 b8 in one lab run only.
   const bool bs_default =
       s.features.dot4 && !kind.onnx && batched && probe == 0 && kind.format == Format::Q4_0;
   if (opt.biased_sum.value_or(bs_default)) {
