@@ -5,13 +5,20 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 B=.devrun/build/bin
+# The matvec and model tests with time limits, one result line each.
+mv_tests() {
+  timeout 300 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
+  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
+  timeout 200 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/nvidia-smi.txt"
 $B/blockq info --json > "$OUT/info.json" 2> "$OUT/info.err" || cat "$OUT/info.err"
 grep -E '"description"|"backend"|maxStorageBufferBindingSize"|maxComputeWorkgroupStorageSize|subgroupM' "$OUT/info.json"
@@ -418,10 +425,7 @@ if [ "$mode" = b16 ]; then
   done
   [ -x .devrun/anchors/tbo-vk ] && .devrun/anchors/tbo-vk perf -b Vulkan0 -o MUL_MAT \
     -p 'type_a=(q4_0|q5_0|q5_1),type_b=f32,m=4096,n=8,k=14336' 2>&1 | grep MUL_MAT >> "$OUT/ggml.txt"
-  timeout 300 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
-  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
-  timeout 200 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
-  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  mv_tests
   echo "== new: batch 1 and 8; old: batch 8, the plans before"; awk '{print $1, $2, $3, $4, $6}' "$OUT/b8.txt"
   [ -f "$OUT/ggml.txt" ] && { echo "== ggml-Vulkan"; sed 's/,bs=.*://' "$OUT/ggml.txt" | awk '{print $1, $(NF-9), $(NF-8)}'; }
 fi
@@ -438,10 +442,30 @@ if [ "$mode" = bs17 ]; then
         | sed "s/^/r$r $lab /" >> "$OUT/bs.txt"
     done
   done
-  timeout 300 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1
-  echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
-  timeout 200 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
-  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  mv_tests
   echo "== new (biased where planned) and old (bs=0): r, plan, format, shape, batch, us, read us"
   awk '{print $1, $2, $3, $4, $5, $6, $(NF-2)}' "$OUT/bs.txt"
+fi
+if [ "$mode" = blk18 ]; then
+  # Session 18: x staged as one 48-byte block a read (int8) and as
+  # xs[unit][vec4] (f32), the butterflies written out, Q4_1's one unit at
+  # batch 1. Every integer format, int8 and f32 activations, both 8B shapes;
+  # the int8 rows again with Dawn's robustness off; with OLD=path/to/blockq
+  # (an earlier build) the same rows of it, alternating; then the matvec and
+  # model tests (docs/perf/2026-12-02-session18-h200.md).
+  F=q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K
+  for r in 1 2; do
+    for bin in $B/blockq ${OLD:-}; do
+      lab=new; [ "$bin" != "$B/blockq" ] && lab=old
+      for v in "i8=1" "i8=0"; do
+        timeout 150 stdbuf -oL $bin bench matvec --formats $F --shapes 4096x14336,14336x4096 --batch 1,8 \
+          --sweep "$v" 2>/dev/null | grep -E "^[a-z]" | grep -v "^device\|^format" | sed "s/^/r$r $lab $v /" >> "$OUT/blk.txt"
+      done
+    done
+  done
+  timeout 150 stdbuf -oL $B/blockq --disable-robustness bench matvec --formats $F --shapes 4096x14336,14336x4096 \
+    --batch 1,8 --sweep i8=1 2>/dev/null | grep -E "^[a-z]" | grep -v "^device\|^format" | sed "s/^/r1 norobust i8=1 /" >> "$OUT/blk.txt"
+  mv_tests
+  echo "== r, build, activations, format, shape, batch, us, read us (a slow read marks a slow row)"
+  awk '{print $1, $2, $3, $4, $5, $6, $7, $(NF-2)}' "$OUT/blk.txt"
 fi

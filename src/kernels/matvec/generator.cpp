@@ -187,10 +187,10 @@ std::string unit_loop(const KernelSpec& s, const UnitInfo& ui) {
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
     if (!gx)
-      o += fmt::format("          let xb = (uu{0} - u0) * UNIT4P;  // the unit's first vec4 in xs\n", j);
+      o += fmt::format("          let xu = uu{0} - u0;  // the unit's index in the tile, xs[t * (TILE / UNIT) + xu]\n", j);
     if (ui.has_min)
       for (uint32_t t = 0; t < s.tokens; ++t)
-        o += fmt::format("          let sx_{0} = xs[{0}u * TILE4P + xb + UNIT / 4u];  // sum(x) per group\n", t);
+        o += fmt::format("          let sx_{0} = xs[{0}u * (TILE / UNIT) + xu][UNIT / 4u];  // sum(x) per group\n", t);
     for (uint32_t c0 = 0; c0 < ui.chunks; c0 += gch) {
       const uint32_t g = c0 / gch;
       for (uint32_t c = c0; c < c0 + gch; ++c)
@@ -218,8 +218,8 @@ std::string unit_loop(const KernelSpec& s, const UnitInfo& ui) {
             }
             continue;
           }
-          o += fmt::format("          let xa{0}_{1} = xs[{1}u * TILE4P + xb + {2}u];\n", c, t, 2 * c);
-          o += fmt::format("          let xc{0}_{1} = xs[{1}u * TILE4P + xb + {2}u];\n", c, t, 2 * c + 1);
+          o += fmt::format("          let xa{0}_{1} = xs[{1}u * (TILE / UNIT) + xu][{2}u];\n", c, t, 2 * c);
+          o += fmt::format("          let xc{0}_{1} = xs[{1}u * (TILE / UNIT) + xu][{2}u];\n", c, t, 2 * c + 1);
         }
         for (uint32_t i = 0; i < s.rpl; ++i)
           for (const auto& w : ws) {
@@ -245,6 +245,19 @@ std::string unit_loop(const KernelSpec& s, const UnitInfo& ui) {
   return o;
 }
 
+// The butterfly sum of v over TPR consecutive subgroup lanes (masks TPR / 2
+// down to 1, the order the twin adds in), written out rather than looped.
+// With robustness on, Dawn guards every loop against running forever; as
+// loops, the 16 butterflies of the H200's Q4_0 4096 x 14336 batch-8 plan
+// took it to 26.4-26.6 us, written out 23.2-23.4
+// (docs/perf/2026-12-02-session18-h200.md).
+std::string butterfly(const std::string& v, uint32_t tpr, const std::string& ind) {
+  std::string o;
+  for (uint32_t msk = tpr / 2; msk > 0; msk /= 2)
+    o += fmt::format("{0}{1} = {1} + subgroupShuffleXor({1}, {2}u);\n", ind, v, msk);
+  return o;
+}
+
 // Adds the TPR lane sums of each row into rs[(w * TOKENS + t) * RPW + row slot].
 std::string reduce(const KernelSpec& s) {
   const std::vector<std::string> ws = detail::weight_names(s);
@@ -258,7 +271,7 @@ std::string reduce(const KernelSpec& s) {
         if (s.features.subgroups) {
           // Butterfly over the TPR lanes of a row (consecutive subgroup invocations).
           o += fmt::format("  {{\n    var v = {};\n", acc(ws[wi], t, i));
-          o += "    for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) { v = v + subgroupShuffleXor(v, msk); }\n";
+          o += butterfly("v", s.tpr, "    ");
           o += fmt::format("    if (ln == 0u && lr < LPW) {{ {} = v; }}\n  }}\n", dst);
         } else {
           o += fmt::format("  red[li] = {};\n  workgroupBarrier();\n", acc(ws[wi], t, i));
@@ -278,15 +291,14 @@ std::string sum_x(const UnitInfo& ui) {
   BQ_ASSERT(ui.groups() <= 4, "{} groups per unit", ui.groups());
   std::string o =
       "    for (var i = li; i < TOKENS * (TILE / UNIT); i += WG) {\n"
-      "      let base = (i / (TILE / UNIT)) * TILE4P + (i % (TILE / UNIT)) * UNIT4P;\n"
       "      var sv = vec4<f32>(0.0);\n";
   for (uint32_t g = 0; g < ui.groups(); ++g) {
-    o += fmt::format("      {{\n        var s4 = xs[base + {}u];\n", g * ui.group / 4);
-    o += fmt::format("        for (var j = 1u; j < {}u; j++) {{ s4 = s4 + xs[base + {}u + j]; }}\n", ui.group / 4,
+    o += fmt::format("      {{\n        var s4 = xs[i][{}u];\n", g * ui.group / 4);
+    o += fmt::format("        for (var j = 1u; j < {}u; j++) {{ s4 = s4 + xs[i][{}u + j]; }}\n", ui.group / 4,
                      g * ui.group / 4);
     o += fmt::format("        sv[{}] = (s4.x + s4.y) + (s4.z + s4.w);\n      }}\n", g);
   }
-  o += "      xs[base + UNIT / 4u] = sv;\n    }\n    workgroupBarrier();";
+  o += "      xs[i][UNIT / 4u] = sv;\n    }\n    workgroupBarrier();";
   return o;
 }
 
@@ -345,7 +357,7 @@ std::string reduce_direct(const KernelSpec& s) {
       for (uint32_t i = 0; i < s.rpl; ++i) {
         const std::string v = fmt::format("s{}{}_{}", w, t, i);
         o += fmt::format("  var {} = {};\n", v, detail::acc(w, t, i));
-        o += fmt::format("  for (var msk = TPR / 2u; msk > 0u; msk = msk / 2u) {{ {0} = {0} + subgroupShuffleXor({0}, msk); }}\n", v);
+        o += butterfly(v, s.tpr, "  ");
       }
   o += "  if (ln == 0u && lr < LPW) {\n";
   for (uint32_t t = 0; t < s.tokens; ++t)
@@ -381,10 +393,10 @@ std::vector<Role> bindings(const KernelSpec& s) {
 uint32_t shared_bytes(const KernelSpec& s) {
   const bool red = !s.features.subgroups || rms_in_kernel(s);
   const uint32_t unit = unit_info(s.weight, s.k).unit;
-  // f32: one padding vec4 per unit; int8: a code byte per element, an f32
-  // scale per 32 and an i32 code sum per 16.
+  // f32: one padding vec4 per unit; int8: 48 bytes per 32 elements (codes,
+  // then a vec4 of scale and code sums).
   const uint32_t tile_bytes = (s.variant & kGlobalX)  ? 0
-                              : s.features.dot4        ? s.tile * 11 / 8
+                              : s.features.dot4        ? s.tile * 3 / 2
                                                        : s.tile / unit * (unit + 4) * 4;
   return s.tokens * tile_bytes + (red ? s.wg * 4 : 0) + s.rpw() * s.tokens * weights(s) * 4 + s.tokens * 4 +
          (s.features.subgroups ? 4 : 0);
@@ -538,10 +550,12 @@ std::string wgsl(const KernelSpec& s) {
     t.set("SUMX", "");
   } else if (s.features.dot4) {
     t.set("XS_DECL",
-          "const TB: u32 = TILE / 32u;                                    // int8 blocks per token tile\n"
-          "var<workgroup> xq: array<vec4<u32>, TOKENS * TB * 2u>;         // x codes, 16 a vec4, token-major\n"
-          "var<workgroup> xd: array<f32, TOKENS * TB>;                    // x scale per block of 32\n"
-          "var<workgroup> xsum: array<i32, TOKENS * TB * 2u>;             // x code sum per 16");
+          "const TB: u32 = TILE / 32u;  // int8 blocks per token tile\n"
+          "// x as int8 blocks of 32, token-major [TOKENS][TB]: codes 0..15, codes\n"
+          "// 16..31 (four a u32), then meta (f32 bits of the scale, the code sums of\n"
+          "// 0..15 and 16..31, 0), the layout of xquant.wgsl's output. A lane reads a\n"
+          "// block by one index, so robustness clamps one index, not five.\n"
+          "var<workgroup> xblk: array<array<vec4<u32>, 3>, TOKENS * TB>;");
     const std::string sf = s.variant & kQuadStage ? "kernels/matvec/stage_i8_sg.wgsl" : "kernels/matvec/stage_i8.wgsl";
     t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).set("INV127", wgsl_float(kInv127)).render());
     t.set("UNIT_LOOP", detail::unit_loop_i8(s, ui));
@@ -579,7 +593,10 @@ std::string wgsl(const KernelSpec& s) {
     t.set("SUMX", "");
   } else {
     t.set("XS_DECL",
-          "var<workgroup> xs: array<vec4<f32>, TOKENS * TILE4P>;          // staged x tile, token-major, padded");
+          "// The staged x tile, token-major, a unit of UNIT / 4 vec4s and its padding\n"
+          "// vec4 an entry: a lane's reads of a unit share one index, which Dawn's\n"
+          "// robustness clamps once (the vec4 index is a constant).\n"
+          "var<workgroup> xs: array<array<vec4<f32>, UNIT4P>, TOKENS * (TILE / UNIT)>;");
     const std::string sf = "kernels/matvec/stage_f32.wgsl";
     t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).render());
     t.set("UNIT_LOOP", unit_loop(s, ui));

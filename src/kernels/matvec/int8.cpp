@@ -1,9 +1,9 @@
 // The int8-activation path of the matvec generator: which formats it reads
 // (the integer ggml formats and 4-bit MatMulNBits),
-// and the lane step over int8 x codes (x staged by stage_i8.wgsl: xq codes
-// [TOKENS][TILE / 16] vec4<u32>, xd scales [TOKENS][TILE / 32], xsum code sums
-// [TOKENS][TILE / 16]; or, x_prequantized, read from the quantize kernel's
-// output in global memory, xquant.wgsl).
+// and the lane step over int8 x codes (x staged by stage_i8.wgsl as xblk
+// [TOKENS][TILE / 32] blocks of two code vec4<u32> and a meta vec4; or,
+// x_prequantized, read from the quantize kernel's output in global memory,
+// xquant.wgsl, whose codes and meta are the same words).
 #include "kernels/matvec/lane_step.hpp"
 
 #include <fmt/format.h>
@@ -46,21 +46,31 @@ std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
   // kernel's codes and meta (xquant.wgsl) at the unit's own indices.
   const bool probe_gx = probe_of(s) == Probe::GlobalX;
   const bool pq = x_prequantized(s);
-  auto rd = [&](const char* arr, const std::string& idx) {
-    return probe_gx ? fmt::format("{}g({})", arr, idx) : fmt::format("{}[{}]", arr, idx);
-  };
   // Pre-quantized x over 32-element units with every unit of every step in
   // range: the step's x reads come right after its weight loads, before any
   // is used (as the float formats' global-x loop does).
   const uint32_t upr = ui.kp / ui.unit;
   const bool hoist = pq && ui.unit == 32 && (s.variant & kConstSteps) && upr % (s.tpr * s.unroll) == 0;
-  // The pre-quantized x reads of unit j (names suffixed _j when hoisted).
+  // The x reads of unit j, per token t and block b of 32: codes xv{2b}_t,
+  // xv{2b+1}_t (16 a vec4) and meta xm{b}_t (names suffixed _j when hoisted).
+  // Pre-quantized: the quantize kernel's words; staged: the block xblk[...]
+  // as one read (timing probe GlobalX: the same index in global memory).
   auto x_reads = [&](uint32_t j, const std::string& ind) {
     std::string o;
     const std::string sfx = hoist ? fmt::format("_{}", j) : "";
     for (uint32_t g = 0; g < ui.groups(); ++g) {
       const uint32_t c0 = g * gch, e0 = g * ui.group;
       for (uint32_t t = 0; t < s.tokens; ++t) {
+        if (!pq) {
+          if (e0 % 32 != 0) continue;
+          const uint32_t b = e0 / 32;
+          const std::string idx = fmt::format("{}u * TB + db + {}u", t, b);
+          o += fmt::format("{}let xk{}_{} = {};\n", ind, b, t, probe_gx ? "xblkg(" + idx + ")" : "xblk[" + idx + "]");
+          o += fmt::format("{0}let xv{1}_{3} = xk{2}_{3}[0u];\n{0}let xv{4}_{3} = xk{2}_{3}[1u];\n", ind, 2 * b, b, t,
+                           2 * b + 1);
+          o += fmt::format("{0}let xm{1}_{2} = xk{1}_{2}[2u];\n", ind, b, t);
+          continue;
+        }
         for (uint32_t c = c0; c < c0 + gch; c += 2)
           o += fmt::format("{}let xv{}_{}{} = xpq(z * TOKENS + {}u, uu{} * (UNIT / 16u) + {}u);\n", ind, c / 2, t,
                            sfx, t, j, c / 2);
@@ -76,11 +86,8 @@ std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
     for (uint32_t j = 0; j < s.unroll; ++j) o += x_reads(j, "        ");
   for (uint32_t j = 0; j < s.unroll; ++j) {
     o += fmt::format("        if (uu{0} < u1) {{\n", j);
-    if (!pq) {
-      o += fmt::format("          let xb = (uu{0} - u0) * (UNIT / 16u);  // the unit's first vec4 in xq\n", j);
-      o += fmt::format("          let db = (uu{0} - u0) * (UNIT / 32u);  // its first block in xd\n", j);
-    }
-    if (pq && !hoist) o += x_reads(j, "          ");
+    if (!pq) o += fmt::format("          let db = (uu{0} - u0) * (UNIT / 32u);  // the unit's first block in xblk\n", j);
+    if (!hoist) o += x_reads(j, "          ");
     if (hoist)
       for (uint32_t t = 0; t < s.tokens; ++t) {
         for (uint32_t c = 0; c < ui.chunks; c += 2) o += fmt::format("          let xv{0}_{1} = xv{0}_{1}_{2};\n", c / 2, t, j);
@@ -100,28 +107,13 @@ std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
         }
       const uint32_t e0 = g * ui.group;  // the group's first element in the unit
       for (uint32_t t = 0; t < s.tokens; ++t) {
-        if (!pq)
-          for (uint32_t c = c0; c < c0 + gch; c += 2)
-            o += fmt::format("          let xv{0}_{1} = {2};\n", c / 2, t,
-                             rd("xq", fmt::format("{}u * TB * 2u + xb + {}u", t, c / 2)));
-        if (pq) {
-          // meta (scale, sum of codes 0..15, of 16..31, 0) of the group's block
-          const std::string xm = fmt::format("xm{}_{}", e0 / 32, t);
-          if (ui.group == 32)
-            o += fmt::format("          let sq{0}_{1} = bitcast<i32>({2}.y) + bitcast<i32>({2}.z);\n", g, t, xm);
-          else
-            o += fmt::format("          let sq{0}_{1} = bitcast<i32>({2}[{3}u]);\n", g, t, xm, 1 + (e0 / 16) % 2);
-          o += fmt::format("          let dx{0}_{1} = bitcast<f32>({2}.x);\n", g, t, xm);
-        } else {
-          if (ui.group == 32)
-            o += fmt::format("          let sq{0}_{1} = {2} + {3};\n", g, t,
-                             rd("xsum", fmt::format("2u * ({}u * TB + db) + {}u", t, e0 / 16)),
-                             rd("xsum", fmt::format("2u * ({}u * TB + db) + {}u", t, e0 / 16 + 1)));
-          else
-            o += fmt::format("          let sq{0}_{1} = {2};\n", g, t,
-                             rd("xsum", fmt::format("2u * ({}u * TB + db) + {}u", t, e0 / 16)));
-          o += fmt::format("          let dx{0}_{1} = {2};\n", g, t, rd("xd", fmt::format("{}u * TB + db + {}u", t, e0 / 32)));
-        }
+        // meta (scale, sum of codes 0..15, of 16..31, 0) of the group's block
+        const std::string xm = fmt::format("xm{}_{}", e0 / 32, t);
+        if (ui.group == 32)
+          o += fmt::format("          let sq{0}_{1} = bitcast<i32>({2}.y) + bitcast<i32>({2}.z);\n", g, t, xm);
+        else
+          o += fmt::format("          let sq{0}_{1} = bitcast<i32>({2}[{3}u]);\n", g, t, xm, 1 + (e0 / 16) % 2);
+        o += fmt::format("          let dx{0}_{1} = bitcast<f32>({2}.x);\n", g, t, xm);
         for (uint32_t i = 0; i < s.rpl; ++i)
           for (const auto& w : ws) {
             const std::string wr = w + "r" + std::to_string(i);

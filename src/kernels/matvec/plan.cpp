@@ -252,7 +252,11 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // MatMulNBits b1 18.9 -> 17.4; Q4_1 at batch 1 unchanged. Q8_0 and Q4_K
   // lost at 14336 x 4096 and at batch 8, so they keep one unit. Not measured
   // for the many-rows (lm_head) plan, which keeps one.
-  if (!opt.unroll && two_units && !many_rows) s.unroll = 2;
+  // Q4_1 at batch 1 over rows of k >= 8192 keeps one unit since x is staged
+  // as one 48-byte block a read (H200, 4096 x 14336: 14.5 us against 17.3
+  // with two; docs/perf/2026-12-02-session18-h200.md).
+  const bool q41_long_b1 = kind.format == Format::Q4_1 && !kind.onnx && m == 1 && k >= 8192;
+  if (!opt.unroll && two_units && !many_rows && !q41_long_b1) s.unroll = 2;
   BQ_CHECK(s.rpl >= 1 && s.rpl <= 8, "matvec: rows per lane {} outside 1..8", s.rpl);
   // Small problems (a 360M model's 960 x 960) leave most of a large GPU idle
   // with wide workgroups: the time of a matvec is the time of one workgroup
@@ -343,7 +347,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   while (!gx) {
     s.tile = 0;
     const int64_t avail = int64_t{lim.shared} - shared_bytes(s);
-    const int64_t unit_bytes = s.features.dot4 ? ui.unit * 11 / 8 : (ui.unit + 4) * 4;
+    const int64_t unit_bytes = s.features.dot4 ? ui.unit * 3 / 2 : (ui.unit + 4) * 4;  // as shared_bytes
     int64_t tile = avail > 0 ? avail / (int64_t{s.tokens} * unit_bytes) * ui.unit : 0;
     tile = std::min<int64_t>(tile, int64_t{ups} * ui.unit);
     if (opt.max_tile) tile = std::min<int64_t>(tile, *opt.max_tile / ui.unit * ui.unit);

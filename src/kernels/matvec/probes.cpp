@@ -23,7 +23,7 @@ void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
   const std::string never = "params.pad == 0xFFFFFFFFu";
   const std::string a0 = detail::acc("A", 0, 0);
   // A never-taken staging keeps x bound; LoadsNoStage drops the barrier too.
-  const std::string keep = s.features.dot4 ? "xq[0] = bitcast<vec4<u32>>(x4[0]);" : "xs[0] = x4[0];";
+  const std::string keep = s.features.dot4 ? "xblk[0][0] = bitcast<vec4<u32>>(x4[0]);" : "xs[0][0] = x4[0];";
   if (p == Probe::NoStage || p == Probe::Base || p == Probe::LoadsNoStage) {
     t.set("STAGE", fmt::format("    if ({}) {{ {} }}\n{}", never, keep,
                                p == Probe::LoadsNoStage ? "" : "    workgroupBarrier();\n"));
@@ -62,14 +62,16 @@ void apply_probe(const KernelSpec& s, const UnitInfo& ui, Template& t) {
     t.set("UNIT_LOOP", o);
   }
   if (p == Probe::GlobalX) {
-    // No staging: the lane loop reads x codes, sums and scales at the staged
-    // arrays' indices from global memory (x4's words stand in for a
-    // pre-quantized x of the same size).
+    // No staging: the lane loop reads each x block (codes and meta) at the
+    // staged array's index from global memory (x4's words stand in for a
+    // pre-quantized x of the same size; the code sums are masked small).
     t.set("STAGE", "");
     t.set("HOOK_FUNCS",
-          "fn xqg(i: u32) -> vec4<u32> { return bitcast<vec4<u32>>(x4[i]); }\n"
-          "fn xsumg(i: u32) -> i32 { let j = TOKENS * TB * 8u + i; return bitcast<i32>(x4[j / 4u][j % 4u]) & 255; }\n"
-          "fn xdg(i: u32) -> f32 { let j = TOKENS * TB * 10u + i; return x4[j / 4u][j % 4u]; }\n");
+          "fn xblkg(i: u32) -> array<vec4<u32>, 3> {\n"
+          "  let m = bitcast<vec4<u32>>(x4[3u * i + 2u]);\n"
+          "  return array<vec4<u32>, 3>(bitcast<vec4<u32>>(x4[3u * i]), bitcast<vec4<u32>>(x4[3u * i + 1u]),\n"
+          "                             vec4<u32>(m.x, m.y & 255u, m.z & 255u, 0u));\n"
+          "}\n");
   }
 }
 

@@ -1,5 +1,5 @@
 // Staging of one x tile in f32 for the matvec kernel (the STAGE part of
-// matvec.wgsl): token-major, one padding vec4 after each unit.
+// matvec.wgsl): token-major, one padding vec4 after each unit (xs[unit][vec4]).
     // Stage x[t, t0 .. t0 + TILE) for the chunk's tokens; zeros past K and M.
     // Four loads are issued before their stores.
     for (var i0 = li; i0 < TOKENS * TILE4; i0 += 4u * WG) {
@@ -17,7 +17,7 @@
       for (var q = 0u; q < 4u; q++) {
         let i = i0 + q * WG;
         let j = i % TILE4;
-        if (i < TOKENS * TILE4) { xs[(i / TILE4) * TILE4P + (j / (UNIT / 4u)) * UNIT4P + j % (UNIT / 4u)] = v[q]; }
+        if (i < TOKENS * TILE4) { xs[(i / TILE4) * (TILE / UNIT) + j / (UNIT / 4u)][j % (UNIT / 4u)] = v[q]; }
       }
     }
     workgroupBarrier();

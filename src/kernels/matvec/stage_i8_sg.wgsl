@@ -28,11 +28,12 @@
       }
       let r = quant_quarter(v[0], v[1]);  // lanes 0 and 2: the sums of elements 0..15 and 16..31
       if (ok) {
-        let h = 2u * i + j / 2u;  // the block's vec4 holding this quarter
-        xq[h][(j % 2u) * 2u] = r.x;
-        xq[h][(j % 2u) * 2u + 1u] = r.y;
-        if (j == 0u) { xd[i] = bitcast<f32>(r.w) * {{INV127}}; }
-        if ((j % 2u) == 0u) { xsum[h] = bitcast<i32>(r.z); }
+        let h = j / 2u;  // the block's code vec4 holding this quarter
+        xblk[i][h][(j % 2u) * 2u] = r.x;
+        xblk[i][h][(j % 2u) * 2u + 1u] = r.y;
+        // meta: the scale (lane 0), the code sums of 0..15 (lane 0) and 16..31 (lane 2)
+        if (j == 0u) { xblk[i][2u].x = bitcast<u32>(bitcast<f32>(r.w) * {{INV127}}); xblk[i][2u].w = 0u; }
+        if ((j % 2u) == 0u) { xblk[i][2u][1u + h] = r.z; }
       }
     }
     workgroupBarrier();

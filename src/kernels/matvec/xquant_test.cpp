@@ -68,7 +68,7 @@ TEST(MatvecInt8, GlobalXMatchesTwinAndStagedKernel) {
       const KernelSpec spec = plan(ctx, kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
       ASSERT_EQ(x_prequantized(spec), gx) << spec.key();
       const std::string src = wgsl(spec);
-      EXPECT_EQ(src.find("var<workgroup> xq") == std::string::npos, gx) << spec.key();
+      EXPECT_EQ(src.find("var<workgroup> xblk") == std::string::npos, gx) << spec.key();
       EXPECT_EQ(src.find("xpq(z * TOKENS + 0u, uu0 * (UNIT / 16u)") != std::string::npos, gx) << spec.key();
       // The prologue moves to the quantize kernel.
       if (gx) {
