@@ -1,6 +1,7 @@
 // The matvec generator's internal helpers: the lane step (the UNIT_LOOP part
 // of matvec.wgsl) that the f32 step (generator.cpp) and the int8-activation
-// step (int8.cpp) share, and the timing probes (probes.cpp).
+// step (int8.cpp) share, the row sums and store (rows_sum.cpp), and the
+// timing probes (probes.cpp).
 #pragma once
 #include <string>
 #include <vector>
@@ -31,6 +32,18 @@ std::string pipeline_prefetch(const KernelSpec& s);
 
 // The step for spec.features.dot4 (int8.cpp).
 std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui);
+
+// The row sums and the row store (rows_sum.cpp). row_map: the output row of
+// lane group slot `slot` (NeoX RoPE pairs rows); epilogue: the bias and the
+// epilogue of v for (token tg, row gr), `up` the SiLU-gate's up sum; reduce:
+// the lanes' sums of each row into rs; direct_store (subgroups, no split-k,
+// no RoPE): the butterfly leaves each row's sum in its lanes and
+// reduce_direct stores it from lane 0 (no rs, no barrier).
+std::string row_map(const KernelSpec& s, const std::string& slot);
+std::string epilogue(const KernelSpec& s, const std::string& up);
+std::string reduce(const KernelSpec& s);
+bool direct_store(const KernelSpec& s);
+std::string reduce_direct(const KernelSpec& s);
 
 // Every occurrence of a in s replaced by b.
 std::string replace_all(std::string s, const std::string& a, const std::string& b);
