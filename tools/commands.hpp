@@ -11,6 +11,7 @@ struct GlobalOptions {
   std::string adapter;             // --adapter NAME (else BLOCKQ_ADAPTER)
   std::string limits;              // --limits low-end (else BLOCKQ_LIMITS)
   bool disable_robustness = false;      // Dawn toggle, off by default
+  std::vector<std::string> toggles;     // more Dawn device toggles (--toggle NAME)
   bool disable_workgroup_init = false;  // Dawn toggle, off by default
 };
 

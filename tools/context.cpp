@@ -10,6 +10,7 @@ gpu::Context make_context(const GlobalOptions& g) {
   if (!g.limits.empty()) o.limits = gpu::parse_limits_profile(g.limits);
   o.disable_robustness = g.disable_robustness;
   o.disable_workgroup_init = g.disable_workgroup_init;
+  o.toggles = g.toggles;
   return gpu::Context::create(o);
 }
 

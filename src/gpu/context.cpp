@@ -298,6 +298,7 @@ Context Context::create(const ContextOptions& requested) {
   std::vector<const char*> enabled, disabled = {"timestamp_quantization"};
   if (opt.disable_robustness) enabled.push_back("disable_robustness");
   if (opt.disable_workgroup_init) enabled.push_back("disable_workgroup_init");
+  for (const std::string& t : opt.toggles) enabled.push_back(t.c_str());
   WGPUDawnTogglesDescriptor dtog{};
   dtog.chain.sType = WGPUSType_DawnTogglesDescriptor;
   dtog.enabledToggleCount = enabled.size();

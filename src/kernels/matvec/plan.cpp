@@ -313,10 +313,17 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // -> 34.4) and 8192 x 8192 (35.8 -> 36.7), Q8_0 (28.9 -> 33.1) and Q4_K
   // (31.0 -> 40.1) at 4096 x 14336; 8 tokens a workgroup (34.8 for Q4_0), 2
   // rows a lane group (38-45), 8 rows (33-44), chunks interleaved (29.1).
+  // Q4_1 takes it too since x is staged as one block a read (session 18),
+  // with 8 tokens a workgroup: H200, 4096 x 14336 at batch 8, two processes
+  // (docs/perf/2026-12-02-session19-h200.md): 29.60-29.78 us against
+  // 31.65-31.77 for its staged plan (16 lanes, 2 tokens); 4 tokens tied
+  // (31.69). Q4_0 lost with 8 (40.4 against 23.1) and keeps 4; Q4_1 at
+  // 14336 x 4096 lost (30.5 against 27.6) and keeps its staged plan.
   const bool no_probe = opt.probe.value_or(0) == 0;
   const bool gx_i8 = kind.format == Format::Q8_0 || kind.format == Format::Q5_0 || kind.format == Format::Q5_1;
   const bool gx_batch = batched && m <= 8 && s.features.dot4 && !kind.onnx && ui.kp >= 12288 && n >= 4096 &&
-                        (kind.format == Format::Q4_0 || kind.format == Format::Q5_0 || kind.format == Format::Q5_1);
+                        (kind.format == Format::Q4_0 || kind.format == Format::Q4_1 || kind.format == Format::Q5_0 ||
+                         kind.format == Format::Q5_1);
   const bool gx_default = !many_rows && hooks.prologue == Prologue::None && no_probe && !kind.onnx &&
                           (batched ? gx_batch
                                    : s.features.dot4 ? gx_i8 && ui.kp >= 8192 : float_units && ui.unit == 8);
@@ -327,7 +334,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     if (s.features.dot4) {
       if (!opt.rpl) s.rpl = batched ? 4 : 1;
       if (!opt.unroll) s.unroll = 2;
-      if (!opt.tokens) s.tokens = std::min(m, 4u);
+      if (!opt.tokens) s.tokens = std::min(m, kind.format == Format::Q4_1 ? 8u : 4u);
     }
     if (!opt.splits) def_splits = 1;
   }

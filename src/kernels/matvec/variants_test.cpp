@@ -216,13 +216,13 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(d.tpr, 8u);
   EXPECT_EQ(d.rpl, 4u);
   EXPECT_EQ(d.tokens, 4u);
-  WeightKind q41;  // Q4_0's batches over rows this long read x pre-quantized (xquant_test.cpp)
-  q41.format = Format::Q4_1;
-  const KernelSpec e = plan(lim, q41, 4096, 14336, 8, {}, o);
+  WeightKind q41;  // Q4_1's batches over rows this short keep the staged plan
+  q41.format = Format::Q4_1;                // (longer rows read x pre-quantized: xquant_test.cpp)
+  const KernelSpec e = plan(lim, q41, 14336, 4096, 8, {}, o);
   EXPECT_FALSE(x_prequantized(e));
-  EXPECT_EQ(e.tpr, 16u);
+  EXPECT_EQ(e.tpr, 8u);
   EXPECT_EQ(e.rpl, 4u);
-  EXPECT_EQ(e.tokens, 2u);
+  EXPECT_EQ(e.tokens, 4u);
   WeightKind q4k;
   q4k.format = Format::Q4_K;
   Options o1 = o, f1;  // unsplit (PlanSplitsLongRowsOfABatch covers the split plan)

@@ -65,19 +65,24 @@ std::string wgsl(const KernelSpec& s) {
   std::string decls;
   if (quad) {
     helpers += "\n" + std::string(wgsl_file("kernels/matvec/fmt/i8/quad.wgsl"));
-    decls = "var<workgroup> sg_count: atomic<u32>;";
   } else if (rms) {
     helpers += "\n" + std::string(wgsl_file("kernels/matvec/rms_scale.wgsl"));
     decls = "@group(0) @binding(2) var<storage, read> nw4: array<vec4<f32>>;  // [K / 4]\n"
             "var<workgroup> red: array<f32, WG>;";
   }
+  const std::string of = "kernels/matvec/xquant_one.wgsl";
+  helpers += "\n" + Template(wgsl_file(of), of)
+                        .set("HOOK", rms ? "      v[q] = (v[q] * ns) * nw4[e / 4u];" : "")
+                        .set("INV127", wgsl_float(kInv127))
+                        .render();
   t.set("HELPERS", helpers).set("DECLS", decls);
   const std::string bf = quad ? "kernels/matvec/xquant_quad.wgsl" : "kernels/matvec/xquant_block.wgsl";
   Template body(wgsl_file(bf), bf);
-  body.set("INV127", wgsl_float(kInv127));
-  if (!quad) {
+  if (quad) {
+    body.set("INV127", wgsl_float(kInv127));
+  } else {
     body.set("PROLOGUE", rms ? "  let ns = rms_scale(t, li);  // the RMSNorm scale of token t" : "");
-    body.set("HOOK", rms ? "        v[q] = (v[q] * ns) * nw4[e / 4u];" : "");
+    body.set("NS", rms ? "ns" : "1.0");
   }
   t.set("BODY", body.render());
   t.set("BODY_KIND", quad ? "xquant_quad.wgsl: quads of subgroup lanes" : "xquant_block.wgsl: one invocation a block");

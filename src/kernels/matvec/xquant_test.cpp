@@ -93,44 +93,46 @@ TEST(MatvecInt8, GlobalXMatchesTwinAndStagedKernel) {
 }
 
 TEST(MatvecInt8, BatchPlanOfLongRowsMatchesTwin) {
-  // The lane shape the plan gives batches of Q4_0, Q5_0 and Q5_1 over long
-  // rows (x pre-quantized, one lane group a workgroup, 4 rows a lane group,
-  // 4 tokens a workgroup, 2 units a step, constant steps), forced on small
-  // problems: ragged n (45 rows: 12 lane groups, the last with one row), 5
-  // tokens (a second chunk of one), k of 8 or 6 units (whole steps or not),
-  // with subgroups where the device has them and with the tree reduction.
+  // The lane shape the plan gives batches of Q4_0, Q4_1, Q5_0 and Q5_1 over
+  // long rows (x pre-quantized, one lane group a workgroup, 4 rows a lane
+  // group, 4 tokens a workgroup (Q4_1 8), 2 units a step, constant steps),
+  // forced on small problems: ragged n (45 rows: 12 lane groups, the last
+  // with one row), 5 tokens (9 for Q4_1: a second chunk of one), k of 8 or 6
+  // units (whole steps or not), with subgroups where the device has them and
+  // with the tree reduction.
   auto& ctx = test_context();
   if (!ctx.features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product";
   uint32_t seed = 9600;
   int ran = 0;
   for (const Kind& kd : all_kinds()) {
-    if (kd.kind.onnx || (kd.kind.format != Format::Q4_0 && kd.kind.format != Format::Q5_0 &&
-                         kd.kind.format != Format::Q5_1))
+    if (kd.kind.onnx || (kd.kind.format != Format::Q4_0 && kd.kind.format != Format::Q4_1 &&
+                         kd.kind.format != Format::Q5_0 && kd.kind.format != Format::Q5_1))
       continue;
+    const uint32_t tokens = kd.kind.format == Format::Q4_1 ? 8 : 4;
     for (bool sg : {true, false}) {
       if (sg && !ctx.features().subgroups) continue;
       const char* h = sg ? "acc" : "silu";
-      Case c{kd, hook(h), 45, kd.block * (sg ? 8u : 6u), 5, {}};
+      Case c{kd, hook(h), 45, kd.block * (sg ? 8u : 6u), tokens + 1, {}};
       c.twin_ref_tol = 2e-2;  // the int8 quantization of x
       c.opt.int8 = true;
       c.opt.global_x = true;
       c.opt.subgroups = sg;
       c.opt.wg = c.opt.tpr = sg ? std::min<uint32_t>(ctx.adapter().subgroup_min, 32) : 32;
       c.opt.rpl = 4;
-      c.opt.tokens = 4;
+      c.opt.tokens = tokens;
       c.opt.unroll = 2;
       c.opt.const_steps = true;
       const KernelSpec spec = plan(ctx, kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
       ASSERT_TRUE(x_prequantized(spec)) << spec.key();
       ASSERT_EQ(spec.rpl, 4u) << spec.key();
-      ASSERT_EQ(spec.tokens, 4u) << spec.key();
+      ASSERT_EQ(spec.tokens, tokens) << spec.key();
       auto e = run_case(c, seed++);
       EXPECT_LT(e.vs_twin, 1e-4) << spec.key();
       EXPECT_LT(e.vs_ref, 2e-2) << spec.key();
       ++ran;
     }
   }
-  EXPECT_GE(ran, 3) << "cases run";
+  EXPECT_GE(ran, 4) << "cases run";
 }
 
 TEST(MatvecInt8, QuantizeKernelWritesTheTwinsCodes) {
@@ -143,7 +145,11 @@ TEST(MatvecInt8, QuantizeKernelWritesTheTwinsCodes) {
   kind.onnx = true;
   kind.bits = 4;
   kind.block_size = 16;
-  for (const char* h : {"store", "rmsnorm"}) {
+  // "fallback": the quad kernel with its subgroup layout check made to fail,
+  // so each block is quantized by one lane alone (quant_one).
+  for (const std::string h : {"store", "rmsnorm", "fallback"}) {
+    const bool fallback = h == "fallback";
+    if (fallback && !ctx.features().subgroups) continue;
     Options o;
     o.int8 = true;
     o.global_x = true;
@@ -151,10 +157,10 @@ TEST(MatvecInt8, QuantizeKernelWritesTheTwinsCodes) {
     o.wg = 64;
     o.tpr = 4;
     const uint32_t k = 48, m = 3;
-    const KernelSpec mv = plan(ctx, kind, 45, k, m, hook(h), o);
+    const KernelSpec mv = plan(ctx, kind, 45, k, m, hook(fallback ? "store" : h), o);
     const KernelSpec qs = xquant::plan(mv);
     const uint32_t kp = qs.n, mt = 4;
-    EXPECT_EQ(qs.features.subgroups, ctx.features().subgroups && std::string(h) == "store") << qs.key();
+    EXPECT_EQ(qs.features.subgroups, ctx.features().subgroups && h != "rmsnorm") << qs.key();
     ASSERT_EQ(kp, 64u);
     auto x = testing_support::random_normal(size_t{m} * k, 31, 0.f, 2.f);
     for (uint32_t i = 0; i < 16; ++i) x[k + 16 + i] = 0.f;  // token 1: a zero half block
@@ -164,17 +170,31 @@ TEST(MatvecInt8, QuantizeKernelWritesTheTwinsCodes) {
     std::vector<float> junk(xquant::bytes(qs) / 4);
     testing_support::poison(junk);
     auto xqb = ctx.storage<float>(junk, "xq");
-    const auto p = xquant::prepare(ctx, qs, xb, xqb, gpu::Binding{&nwb});
     gpu::Recorder rec(ctx);
-    p.record(rec);
-    rec.submit();
+    if (fallback) {
+      std::string src = xquant::wgsl(qs);
+      const std::string check = "let quads = subgroupAll(";
+      const size_t at = src.find(check);
+      ASSERT_NE(at, std::string::npos) << qs.key();
+      const size_t end = src.find(";\n", at);
+      src.insert(end, " && li >= WG");  // never true: every subgroup takes the fallback
+      const std::string label = qs.key() + ".fallback";
+      const gpu::Kernel& kn = ctx.kernel(label, label, [&] { return src; });
+      const gpu::BindGroup g = ctx.bind(kn, {{&xb}, {&xqb}});
+      rec.dispatch(kn, g, xquant::grid(qs));
+      rec.submit();
+    } else {
+      const auto p = xquant::prepare(ctx, qs, xb, xqb, gpu::Binding{&nwb});
+      p.record(rec);
+      rec.submit();
+    }
     const auto w = ctx.download<uint32_t>(xqb, 0, xquant::bytes(qs) / 4);
     ASSERT_EQ(w.size(), size_t{mt} * (kp / 4 + kp / 8));
     // The twin's staged x' of each token (zeros past K and in row 3). With
     // RMSNorm, the GPU may contract the sum of squares into FMAs, so codes
     // may differ by one step and scales in their last bits; without it,
     // every word is the twin's.
-    const bool rms = std::string(h) == "rmsnorm";
+    const bool rms = h == "rmsnorm";
     for (uint32_t t = 0; t < mt; ++t) {
       std::vector<float> xs(kp, 0.f);
       const float* xt = x.data() + size_t{t} * k;
@@ -272,18 +292,18 @@ TEST(MatvecInt8, PlanReadsPreQuantizedXWhereItGained) {
   }
   for (const char* f : {"q4_0", "q4_1", "q4_K", "q5_K", "q6_K", "onnx4b32"})
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 1))) << f;
-  // Batches of up to 8 tokens over rows of k >= 12288: Q4_0, Q5_0 and Q5_1
-  // take x pre-quantized, 4 rows a lane group and 4 tokens a workgroup, not
-  // split; Q8_0, Q4_1 and the K-quants, rows of k = 4096 or 8192, 16 tokens
-  // and the prologue keep their plans.
-  for (const char* f : {"q4_0", "q5_0", "q5_1"}) {
+  // Batches of up to 8 tokens over rows of k >= 12288: Q4_0, Q4_1, Q5_0 and
+  // Q5_1 take x pre-quantized, 4 rows a lane group and 4 tokens a workgroup
+  // (Q4_1 8), not split; Q8_0 and the K-quants, rows of k = 4096 or 8192, 16
+  // tokens and the prologue keep their plans.
+  for (const char* f : {"q4_0", "q4_1", "q5_0", "q5_1"}) {
     for (uint32_t m : {2u, 8u}) {
       const KernelSpec s = spec(f, 4096, 14336, m);
       EXPECT_TRUE(x_prequantized(s)) << s.key();
       EXPECT_EQ(s.wg, 32u) << s.key();
       EXPECT_EQ(s.tpr, 32u) << s.key();
       EXPECT_EQ(s.rpl, 4u) << s.key();
-      EXPECT_EQ(s.tokens, std::min(m, 4u)) << s.key();
+      EXPECT_EQ(s.tokens, std::min(m, std::string(f) == "q4_1" ? 8u : 4u)) << s.key();
       EXPECT_EQ(s.unroll, 2u) << s.key();
       EXPECT_EQ(s.splits, 1u) << s.key();
       EXPECT_TRUE(s.variant & kConstSteps) << s.key();
@@ -293,7 +313,7 @@ TEST(MatvecInt8, PlanReadsPreQuantizedXWhereItGained) {
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 16))) << f;
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 8, hook("rmsnorm")))) << f;
   }
-  for (const char* f : {"q8_0", "q4_1", "q4_K", "q5_K", "q6_K", "onnx4b32"})
+  for (const char* f : {"q8_0", "q4_K", "q5_K", "q6_K", "onnx4b32"})
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 8))) << f;
   // The hoisted x reads of a step whose units all exist.
   EXPECT_NE(wgsl(spec("q8_0", 4096, 14336, 1)).find("let xm0_0_1 = xpm("), std::string::npos);
