@@ -211,7 +211,13 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // 1024 elements, with 2 lanes, 2 rows, 8 tokens and 512 invocations (H200,
   // 14336 x 4096 at batch 8, two passes, same record: q4_K 36.2 -> 34.5 us,
   // q5_K 40.2 -> 35.8, q6_K 60.1 -> 42.3; 4 lanes lost: 40.9, 42.9, 64.4).
-  // The K-quants take 2 lanes in every split plan.
+  // Since x is staged as one block a read (session 18), Q4_K and Q5_K over
+  // long rows take 8 slices again, with 4 lanes (their 28 units a slice at k
+  // = 14336) and 2 rows in 512 invocations: H200, 4096 x 14336 at batch 8,
+  // three alternating pairs in one process
+  // (docs/perf/2026-12-02-session19-h200.md): q5_K 31.41-31.66 -> 29.47-29.71
+  // us, q4_K 27.49-27.57 -> 27.23-27.41. Q6_K keeps 8 slices with 2 lanes
+  // (4 lanes: 48.5 against 43.0); the other K-quant plans keep 2 lanes.
   uint32_t def_splits = 1;
   const bool forced = opt.wg || opt.tpr || opt.rpl || opt.tokens || opt.splits;
   const bool split_i8 = s.features.dot4 && !kind.onnx &&
@@ -223,15 +229,15 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   const bool short_kq = kq_split && ui.kp >= 4096 && ui.kp < 8192;                  // rows of 4096 .. 8191
   const bool two_units = s.features.dot4 && ui.unit == 32 && row_bytes(kind, k).main == 16.0 * upr;  // below
   if (batched && !forced && !rope && ((ui.kp >= 8192 && (split_i8 || split_f32)) || short_kq)) {
-    const bool sixteen = split_i8 && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
-                                      kind.format == Format::Q5_K);
+    const bool sixteen = split_i8 && kind.format == Format::Q8_0;
+    const bool k45 = split_i8 && !short_kq && (kind.format == Format::Q4_K || kind.format == Format::Q5_K);
     const uint32_t splits = split_f32 ? 4 : short_kq ? ui.kp / 1024 : sixteen ? 16 : 8, tokens = std::min(m, 8u);
     const uint32_t rpl = 2;
     const uint32_t sps = std::max<uint32_t>(1, spr / splits / (two_units ? 2 : 1));  // lane steps a slice
-    uint32_t tpr = std::min({kq_split ? 2u : 8u, pow2_floor(sps), sg_tpr});
+    uint32_t tpr = std::min({k45 ? 4u : kq_split ? 2u : 8u, pow2_floor(sps), sg_tpr});
     while (tpr > 2 && sps % tpr != 0) tpr /= 2;
     const uint32_t wg = std::max(
-        {std::min<uint32_t>(split_f32 || sixteen || short_kq ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
+        {std::min<uint32_t>(split_f32 || sixteen || short_kq || k45 ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
     const uint64_t rpw = uint64_t{wg} / tpr * rpl;
     const uint64_t groups = (n + rpw - 1) / rpw * splits * ((m + tokens - 1) / tokens);
     const uint64_t sets = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;

@@ -258,19 +258,17 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   Limits lim = h200_like();
   Options o;
   o.int8 = true;
-  // Q8_0, Q4_K and Q5_K: 16 slices; the others 8. 2 rows a lane group, and
-  // lanes that divide the slice's lane steps (28 units for Q8_0: 4 lanes; 28
-  // steps of two units for Q5_0 and Q5_1: 4), the K-quants 2; 512
+  // Q8_0: 16 slices; the others 8. 2 rows a lane group, and lanes that
+  // divide the slice's lane steps (28 units for Q8_0, Q4_K and Q5_K: 4
+  // lanes; 28 steps of two units for Q5_0 and Q5_1: 4), Q6_K 2; 512
   // invocations, Q6_K 256. (Q5_0 and Q5_1 split only with the prologue: the
   // plan reads x pre-quantized otherwise, xquant_test.cpp.)
   for (Format f : {Format::Q8_0, Format::Q5_0, Format::Q5_1, Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
     const bool q5 = f == Format::Q5_0 || f == Format::Q5_1;
     const KernelSpec s = plan(lim, with(f), 4096, 14336, 8, q5 ? hook("rmsnorm") : Hooks{}, o);
-    const bool sixteen = f == Format::Q8_0 || f == Format::Q4_K || f == Format::Q5_K;
-    const bool kq = f == Format::Q4_K || f == Format::Q5_K || f == Format::Q6_K;
-    EXPECT_EQ(s.splits, sixteen ? 16u : 8u) << s.key();
+    EXPECT_EQ(s.splits, f == Format::Q8_0 ? 16u : 8u) << s.key();
     EXPECT_EQ(s.tokens, 8u) << s.key();
-    EXPECT_EQ(s.tpr, kq ? 2u : 4u) << s.key();
+    EXPECT_EQ(s.tpr, f == Format::Q6_K ? 2u : 4u) << s.key();
     EXPECT_EQ(s.rpl, 2u) << s.key();
     EXPECT_EQ(s.wg, f == Format::Q6_K ? 256u : 512u) << s.key();
     EXPECT_EQ(14336u / unit_info(s.weight, s.k).unit / s.splits / s.unroll % s.tpr, 0u) << s.key();
@@ -295,11 +293,12 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
   EXPECT_EQ(h.tokens, 8u);
   EXPECT_EQ(h.tpr, 8u);
   EXPECT_EQ(h.wg, 512u);
-  // Subgroups of 4 (SwiftShader) allow at most 4 lanes a row: Q8_0 takes 4,
-  // Q6_K still 2.
+  // Subgroups of 4 (SwiftShader) allow at most 4 lanes a row: Q8_0 and Q4_K
+  // take 4, Q6_K still 2.
   Limits sw = lim;
   sw.subgroup_min = sw.subgroup_max = 4;
   EXPECT_EQ(plan(sw, with(Format::Q8_0), 4096, 14336, 8, {}, o).tpr, 4u);
+  EXPECT_EQ(plan(sw, with(Format::Q4_K), 4096, 14336, 8, {}, o).tpr, 4u);
   EXPECT_EQ(plan(sw, with(Format::Q6_K), 4096, 14336, 8, {}, o).tpr, 2u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).splits, 16u);
   EXPECT_EQ(plan(lim, with(Format::Q8_0), 4096, 14336, 5, hook("silu"), o).tokens, 5u);
@@ -322,7 +321,8 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
 
 TEST(Matvec, BatchSplitShapesMatchTwin) {
   // The split batch plan's shapes (all tokens in one workgroup; 16 slices
-  // for q8_0 and q4_K, 8 for q5_0, 4 for f16; 2 rows a lane group) at test
+  // for q8_0, and for q4_K as its plan took before session 19, 8 for q5_0, 4
+  // for f16; 2 rows a lane group) at test
   // sizes, with int8 and f32 activations and the hooks split_sum runs:
   // against the twin and float64.
   auto kinds = all_kinds();
