@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -468,4 +468,32 @@ if [ "$mode" = blk18 ]; then
   mv_tests
   echo "== r, build, activations, format, shape, batch, us, read us (a slow read marks a slow row)"
   awk '{print $1, $2, $3, $4, $5, $6, $7, $(NF-2)}' "$OUT/blk.txt"
+fi
+if [ "$mode" = xq19 ]; then
+  # Session 19: the quantize kernel without its atomic slot, Q4_1 batches
+  # reading x pre-quantized (8 tokens), Q4_K/Q5_K batches in 8 slices of 4
+  # lanes. Every int8 format at both 8B shapes, twice; with OLD=path/to/blockq
+  # the changed cases of that build; the batch-8 knobs the changes chose
+  # against their old values in one process; then the matvec and model tests
+  # (docs/perf/2026-12-02-session19-h200.md).
+  F=q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K
+  for r in 1 2; do
+    timeout 100 stdbuf -oL $B/blockq bench matvec --formats $F --shapes 4096x14336,14336x4096 --batch 1,8 \
+      --sweep i8=1 2>/dev/null > "$OUT/final$r.txt"
+  done
+  [ -n "${OLD:-}" ] && timeout 100 stdbuf -oL $OLD bench matvec --formats q4_1,q4_K,q5_K,q8_0 --shapes 4096x14336 \
+    --batch 1,8 --sweep i8=1 2>/dev/null > "$OUT/old.txt"
+  for s in "i8=1;gx=1;wg=32;tpr=32;rpl=4;unroll=2;tokens=2,4,8" "i8=1;gx=0;wg=512;tpr=16;rpl=4;unroll=2;tokens=2"; do
+    timeout 100 $B/blockq bench matvec --formats q4_1 --shapes 4096x14336 --batch 8 --sweep "$s" 2>/dev/null \
+      | grep -E "^q" >> "$OUT/knobs.txt"
+  done
+  for s in "i8=1;tokens=8;wg=512;tpr=4;rpl=2;splits=8" "i8=1;tokens=8;wg=512;tpr=2;rpl=2;splits=16"; do
+    timeout 100 $B/blockq bench matvec --formats q4_K,q5_K --shapes 4096x14336 --batch 8 --sweep "$s" 2>/dev/null \
+      | grep -E "^q" >> "$OUT/knobs.txt"
+  done
+  mv_tests
+  for f in final1 final2 old knobs; do
+    [ -f "$OUT/$f.txt" ] && { echo "== $f (format, shape, batch, us, % of bw, read us; a slow read marks a slow row)"
+      grep -E "^q" "$OUT/$f.txt" | awk '{print $1, $2, $3, $4, $7, $(NF-2)}'; }
+  done
 fi
