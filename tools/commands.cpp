@@ -19,7 +19,7 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--disable-robustness", g.disable_robustness, "Dawn toggle disable_robustness");
   app.add_flag("--disable-workgroup-init", g.disable_workgroup_init,
                "Dawn toggle disable_workgroup_init");
-  app.add_option("--toggle", g.toggles, "Enable the Dawn device toggle NAME (repeatable)");
+  app.add_option("--toggle", g.toggles, "Enable the Dawn device toggle NAME (repeatable; an unknown name lists the accepted ones)");
 }
 
 CLI::App& bench_group(CLI::App& app) {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <fmt/ranges.h>
+
 #include "util/error.hpp"
 
 namespace blockq::gpu {
@@ -298,7 +300,17 @@ Context Context::create(const ContextOptions& requested) {
   std::vector<const char*> enabled, disabled = {"timestamp_quantization"};
   if (opt.disable_robustness) enabled.push_back("disable_robustness");
   if (opt.disable_workgroup_init) enabled.push_back("disable_workgroup_init");
-  for (const std::string& t : opt.toggles) enabled.push_back(t.c_str());
+  // Dawn ignores a toggle name it does not know, so --toggle takes only
+  // names this pinned Dawn has. Never skip_validation: inputs may be untrusted.
+  static const char* const kExtra[] = {"disable_robustness", "disable_workgroup_init",
+                                       "enable_integer_range_analysis_in_robustness", "dump_shaders",
+                                       "disable_symbol_renaming", "use_user_defined_labels_in_backend"};
+  for (const std::string& t : opt.toggles) {
+    const auto* known = std::find(std::begin(kExtra), std::end(kExtra), t);
+    BQ_CHECK(known != std::end(kExtra), "unknown or unsupported Dawn toggle '{}'; blockq accepts: {}", t,
+             fmt::join(kExtra, ", "));
+    enabled.push_back(*known);
+  }
   WGPUDawnTogglesDescriptor dtog{};
   dtog.chain.sType = WGPUSType_DawnTogglesDescriptor;
   dtog.enabledToggleCount = enabled.size();

@@ -31,7 +31,7 @@ struct ContextOptions {
   std::optional<LimitsProfile> limits;  // unset: BLOCKQ_LIMITS, else Adapter
   bool disable_robustness = false;      // Dawn device toggles that change speed
   bool disable_workgroup_init = false;
-  std::vector<std::string> toggles;     // more Dawn device toggles to enable, by name
+  std::vector<std::string> toggles;     // more Dawn device toggles to enable (context.cpp lists those allowed)
   double timeout_s = 300;  // a wait longer than this throws (no hangs)
 
   // BLOCKQ_ADAPTER and BLOCKQ_LIMITS filled in where the fields are unset.

@@ -3,6 +3,7 @@
 // timing. They run on whatever adapter the machine has (SwiftShader in CI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -173,6 +174,22 @@ TEST(Runtime, UnknownAdapterNameListsTheAvailableOnes) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("available"), std::string::npos) << e.what();
   }
+}
+
+TEST(Runtime, ToggleOptionTakesOnlyKnownNames) {
+  // Dawn would ignore an unknown name silently; the context refuses it.
+  gpu::ContextOptions o;
+  o.toggles = {"no_such_toggle"};
+  try {
+    gpu::Context::create(o);
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'no_such_toggle'"), std::string::npos) << e.what();
+  }
+  o.toggles = {"enable_integer_range_analysis_in_robustness"};
+  auto ctx = gpu::Context::create(o);
+  const auto& t = ctx.toggles();
+  EXPECT_NE(std::find(t.begin(), t.end(), "enable_integer_range_analysis_in_robustness"), t.end());
 }
 
 TEST(Runtime, KernelCacheCompilesOnce) {
