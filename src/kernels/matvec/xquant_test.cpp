@@ -292,12 +292,12 @@ TEST(MatvecInt8, PlanReadsPreQuantizedXWhereItGained) {
   }
   for (const char* f : {"q4_0", "q4_1", "q4_K", "q5_K", "q6_K", "onnx4b32"})
     EXPECT_FALSE(x_prequantized(spec(f, 4096, 14336, 1))) << f;
-  // Batches of up to 8 tokens over rows of k >= 12288: Q4_0, Q4_1, Q5_0 and
+  // Batches of 3 to 8 tokens over rows of k >= 12288: Q4_0, Q4_1, Q5_0 and
   // Q5_1 take x pre-quantized, 4 rows a lane group and 4 tokens a workgroup
   // (Q4_1 8), not split; Q8_0 and the K-quants, rows of k = 4096 or 8192, 16
-  // tokens and the prologue keep their plans.
+  // tokens and the prologue keep their plans. Pairs of tokens: pair_test.cpp.
   for (const char* f : {"q4_0", "q4_1", "q5_0", "q5_1"}) {
-    for (uint32_t m : {2u, 8u}) {
+    for (uint32_t m : {3u, 8u}) {
       const KernelSpec s = spec(f, 4096, 14336, m);
       EXPECT_TRUE(x_prequantized(s)) << s.key();
       EXPECT_EQ(s.wg, 32u) << s.key();
