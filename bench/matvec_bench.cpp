@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <random>
+#include <utility>
 
 #include "bench/bench.hpp"
 #include "gpu/recorder.hpp"
@@ -41,15 +42,15 @@ OnnxBlockMatrix random_onnx(const WeightKind& kind, uint32_t n, uint32_t k, uint
 
 // Times calls_per_sample rounds of every prepared dispatch (one per rotated
 // weight copy) and fills row's µs per call (median), GB/s of `bytes` and its
-// ratio to the read bandwidth.
+// ratio to the read bandwidth. warm_ms: the warm-up before timing.
 template <class P>
 void time_calls(const gpu::Context& ctx, const MatvecBenchOptions& o, const std::vector<P>& prepared, double bytes,
-                const Bandwidth& bw, MatvecRow& row) {
+                const Bandwidth& bw, MatvecRow& row, double warm_ms) {
   auto body = [&](gpu::Recorder& r) {
     for (int rep = 0; rep < o.calls_per_sample; ++rep)
       for (const auto& p : prepared) p.record(r);
   };
-  gpu::keep_busy(ctx, body);  // compiles everything, ramps the clocks up
+  gpu::keep_busy(ctx, body, warm_ms);  // compiles everything, ramps the clocks up
   auto t = gpu::time_passes(ctx, o.samples, body);
   row.us = t.median() / (double(o.calls_per_sample) * prepared.size()) / 1e3;
   row.bytes = bytes;
@@ -103,9 +104,13 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
         rows.push_back(row);
         continue;
       }
+      // The first timing after the upload (host work, the GPU idle) warms up
+      // for longer (gpu::kSettleMs); the others for the usual gpu::kWarmMs.
+      double warm_ms = gpu::kSettleMs;
+      auto next_warm = [&] { return std::exchange(warm_ms, gpu::kWarmMs); };
       double read_us = 0;
       if (o.same_size_read)
-        read_us = measure_read_bandwidth(ctx, wbytes, static_cast<uint32_t>(copies.size())).us;
+        read_us = measure_read_bandwidth(ctx, wbytes, static_cast<uint32_t>(copies.size()), {}, next_warm()).us;
       for (uint32_t m : o.batches) {
         std::vector<float> x(size_t{m} * k);
         std::mt19937 rng(11);
@@ -125,7 +130,7 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
             row.spec = spec.key();
             std::vector<matvec::Prepared> prepared;
             for (const auto& c : copies) prepared.push_back(matvec::prepare(ctx, spec, {&c, nullptr, &xb, &yb}));
-            time_calls(ctx, o, prepared, double(wbytes) + 4.0 * m * k + 4.0 * m * n, bw, row);
+            time_calls(ctx, o, prepared, double(wbytes) + 4.0 * m * k + 4.0 * m * n, bw, row, next_warm());
           } catch (const Error& e) {
             row.error = e.what();
           }
@@ -151,7 +156,7 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
             row.spec = spec.key();
             std::vector<matvec::PreparedRows> prepared;
             for (const auto& c : copies) prepared.push_back(matvec::prepare_rows(ctx, spec, c, idb, gy));
-            time_calls(ctx, o, prepared, double(wbytes) / n * m + 4.0 * m * k + 4.0 * m, bw, row);
+            time_calls(ctx, o, prepared, double(wbytes) / n * m + 4.0 * m * k + 4.0 * m, bw, row, next_warm());
           } catch (const Error& e) {
             row.error = e.what();
           }

@@ -68,6 +68,14 @@ Timing time_passes(const Context& ctx, int samples, const std::function<void(Rec
 // only under sustained load (on the H200, repeat timings of one kernel right
 // after host work differed by up to 3x). Benchmarks call this before time_passes. ms <= 0 runs
 // body once. BLOCKQ_WARM_MS overrides ms.
-void keep_busy(const Context& ctx, const std::function<void(Recorder&)>& body, double ms = 150);
+// kWarmMs: before each timing. kSettleMs: before the first timing after a
+// long host-side phase, such as repacking and uploading a case's weight
+// copies, after which 150 ms of work did not always restore the H200's
+// clocks (q8_0 14336x4096 right after its upload, alternating processes:
+// 45.1 us and a plain read of 41.4 with 150 ms, 19.0-19.1 and 16.4 with
+// 1000; docs/perf/2026-12-03-session22-h200.md).
+inline constexpr double kWarmMs = 150;
+inline constexpr double kSettleMs = 1000;
+void keep_busy(const Context& ctx, const std::function<void(Recorder&)>& body, double ms = kWarmMs);
 
 }  // namespace blockq::gpu

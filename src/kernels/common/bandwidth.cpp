@@ -12,7 +12,8 @@
 
 namespace blockq {
 
-Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes, uint32_t copies, ReadShape shape) {
+Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes, uint32_t copies, ReadShape shape,
+                                 double warm_ms) {
   copies = std::max<uint32_t>(copies, 1);
   const auto& L = ctx.limits();
   bytes = std::min<uint64_t>({bytes, L.maxStorageBufferBindingSize, L.maxBufferSize});
@@ -50,7 +51,7 @@ Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes, uint32
   auto body = [&](gpu::Recorder& r) {
     for (int i = 0; i < per_pass; ++i) r.dispatch(k, bgs[i % copies], grid);
   };
-  gpu::keep_busy(ctx, body);  // warm-up: clocks at their sustained rate
+  gpu::keep_busy(ctx, body, warm_ms);  // warm-up: clocks at their sustained rate
   auto t = gpu::time_passes(ctx, samples, body);
   Bandwidth b;
   b.bytes = bytes;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "gpu/context.hpp"
+#include "gpu/recorder.hpp"
 
 namespace blockq {
 
@@ -28,7 +29,8 @@ struct ReadShape {
   uint32_t wg = 0;
   uint32_t items = 16;
 };
+// warm_ms: the warm-up before timing (gpu::keep_busy).
 Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes = 1ull << 30, uint32_t copies = 1,
-                                 ReadShape shape = {});
+                                 ReadShape shape = {}, double warm_ms = gpu::kWarmMs);
 
 }  // namespace blockq

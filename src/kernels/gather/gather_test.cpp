@@ -175,7 +175,9 @@ TEST(EmbeddingGpu, TableOverTheBindingLimitIsChunked) {
   for (int i = 0; i < 24; ++i) ids.push_back(int32_t((uint64_t(i) * 2654435761u) % spec.n_vocab));
   const uint64_t binding = std::min<uint64_t>(ctx.limits().maxStorageBufferBindingSize, ctx.limits().maxBufferSize);
   EmbedGpu g(ctx, table, spec, ids.size());
-  if (table.size() > binding) EXPECT_GE(g.layout().chunks.size(), 2u);
+  if (table.size() > binding) {
+    EXPECT_GE(g.layout().chunks.size(), 2u);
+  }
   std::printf("table %zu bytes, binding limit %llu: %zu chunk(s)\n", table.size(), (unsigned long long)binding,
               g.layout().chunks.size());
   g.set_ids(ids);

@@ -7,7 +7,6 @@
 
 #include "kernels/matvec/generator.hpp"
 #include "kernels/matvec/test_case.hpp"
-#include "kernels/matvec/xquant.hpp"
 #include "support/gpu.hpp"
 #include "util/error.hpp"
 
