@@ -19,16 +19,7 @@ namespace {
 KernelSpec spec(const char* name, uint32_t n, uint32_t k, uint32_t m, const Hooks& h = {}) {
   Options o;
   o.int8 = true;
-  for (const auto& kd : all_kinds())
-    if (kd.name == name) return plan(h200_limits(), kd.kind, n, k, m, h, o);
-  throw Error(std::string("no kind ") + name);
-}
-
-const Kind& kind_named(const char* name) {
-  static const auto kinds = all_kinds();
-  for (const auto& kd : kinds)
-    if (kd.name == name) return kd;
-  throw Error(std::string("no kind ") + name);
+  return plan(h200_limits(), kind_named(name).kind, n, k, m, h, o);
 }
 
 }  // namespace

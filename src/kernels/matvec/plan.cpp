@@ -434,7 +434,23 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   }
   BQ_CHECK(!gx || shared_bytes(s) <= lim.shared, "matvec {}: {} bytes of workgroup memory past the limit {}",
            kind.name(), shared_bytes(s), lim.shared);
-  if (opt.interleave.value_or(false) && (m + s.tokens - 1) / s.tokens > 1) s.variant |= kInterleaveChunks;
+  // Token chunks interleaved: on by default for the int8 batch plans with x
+  // staged over rows of k < 8192 (n >= 4096, nothing forced) of Q8_0, Q4_0,
+  // Q4_1 and Q5_1, whose chunks then share each weight read in L2 (Q8_0 with
+  // the biased sum, below). H200, 14336 x 4096 at batch 8 (2 chunks of 4
+  // tokens), two machines or passes each, all reads clean
+  // (docs/perf/2026-12-03-session22-h200.md): q8_0 30.8-31.1 -> 27.0-27.1
+  // us (interleaved alone 28.2-28.3, biased alone 31.1-31.3), q4_0 25.5-25.7
+  // -> 24.6, q4_1 27.1-27.2 -> 26.2-26.4, q5_1 32.1-32.3 -> 31.7. Q5_0 tied
+  // (31.4-31.9); the pre-quantized plans over long rows lost (q4_0 4096 x
+  // 14336 23.0 -> 24.3, q5_0 29.7 -> 31.4); session 6 (f32 x) found -6% to
+  // +4%.
+  const bool zi_default = s.features.dot4 && !kind.onnx && batched && !few && !forced && !gx && s.splits == 1 &&
+                          n >= 4096 && ui.kp < 8192 && opt.probe.value_or(0) == 0 &&
+                          (kind.format == Format::Q8_0 || kind.format == Format::Q4_0 ||
+                           kind.format == Format::Q4_1 || kind.format == Format::Q5_1);
+  const bool interleaved = opt.interleave.value_or(zi_default) && (m + s.tokens - 1) / s.tokens > 1;
+  if (interleaved) s.variant |= kInterleaveChunks;
   // A constant step count: on by default with int8 activations over 32-element
   // units (H200, the 8B shapes, two processes each,
   // docs/perf/2026-12-01-session7-h200.md: q8_0 4096 x 14336 b1 22.45 ->
@@ -499,8 +515,16 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // Q5_0 (32.9 -> 46.5 at 4096 x 14336 b8), Q5_1, Q5_K and Q8_0 at
   // 4096 x 14336 b8, tied at batch 1 and for Q6_K, and gained 1-4% for
   // Q4_1, Q4_K and Q8_0 at 14336 x 4096 b8 in one lab run only.
+  // Since then (session 22, same record as the interleaved chunks above):
+  // Q8_0 where its token chunks are interleaved by default (14336 x 4096 at
+  // batch 8: 28.2-28.3 -> 27.0-27.1 us), and Q4_1 batches in the
+  // pre-quantized plan over long rows (4096 x 14336 at batch 8: 29.6-29.7
+  // -> 28.3-28.4, one process; session 17's lab had 1-4%). Q4_K and Q5_K
+  // lost or tied again, Q6_K gained at 14336 x 4096 and lost at 4096 x 14336.
   const bool bs_default =
-      s.features.dot4 && !kind.onnx && batched && probe == 0 && kind.format == Format::Q4_0;
+      s.features.dot4 && !kind.onnx && batched && probe == 0 &&
+      (kind.format == Format::Q4_0 || (kind.format == Format::Q8_0 && zi_default && interleaved) ||
+       (kind.format == Format::Q4_1 && gx_batch && gx && !opt.global_x));
   if (opt.biased_sum.value_or(bs_default)) {
     BQ_CHECK(s.features.dot4, "matvec {}: the biased int8 sum needs int8 activations", kind.name());
     s.variant |= kBiasedSum;

@@ -15,6 +15,7 @@
 #include "kernels/matvec/twin.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
+#include "util/error.hpp"
 
 namespace blockq::matvec::test {
 
@@ -114,6 +115,14 @@ inline Limits h200_limits() {
   lim.dot4 = true;
   lim.binding = 4ull << 30;
   return lim;
+}
+
+// The test kind named `name` ("q4_0", ...); throws blockq::Error for none.
+inline const Kind& kind_named(const char* name) {
+  static const auto kinds = all_kinds();
+  for (const auto& kd : kinds)
+    if (kd.name == name) return kd;
+  throw Error(std::string("no kind ") + name);
 }
 
 inline Hooks hook(const std::string& name) {
