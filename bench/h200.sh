@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19|regs]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -496,4 +496,20 @@ if [ "$mode" = xq19 ]; then
     [ -f "$OUT/$f.txt" ] && { echo "== $f (format, shape, batch, us, % of bw, read us; a slow read marks a slow row)"
       grep -E "^q" "$OUT/$f.txt" | awk '{print $1, $2, $3, $4, $7, $(NF-2)}'; }
   done
+fi
+if [ "$mode" = regs ]; then
+  # Registers, workgroup memory and spills of every int8 plan at the 8B
+  # shapes, batch 1 and 8 (session 25): blockq writes each kernel's SPIR-V
+  # (--dump-shaders), vkstats (bench/vkstats) asks the driver; needs
+  # spirv-tools' deb in .gl/ and vkstats in .devrun/build/bin/.
+  rm -rf "$OUT/shaders"
+  timeout 300 stdbuf -oL $B/blockq --dump-shaders "$OUT/shaders" bench matvec \
+    --formats q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K --shapes 4096x14336,14336x4096 --batch 1,8 --sweep i8=1 \
+    2>/dev/null > "$OUT/regs_bench.txt"
+  $B/vkstats "$OUT/shaders" > "$OUT/regs.txt" 2>&1; echo "vkstats exit $?"
+  rm -f "$OUT"/shaders/*.spv
+  echo "== us a call (format, shape, batch, us, % of bw, kernel)"
+  grep -E "^q" "$OUT/regs_bench.txt" | awk '{print $1, $2, $3, $4, $7, $8}'
+  echo "== driver statistics (regs a thread, workgroup memory, spilled bytes a thread, binary bytes, kernel)"
+  grep -v "^stream_read" "$OUT/regs.txt"
 fi

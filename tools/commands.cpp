@@ -19,6 +19,9 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--disable-robustness", g.disable_robustness, "Dawn toggle disable_robustness");
   app.add_flag("--disable-workgroup-init", g.disable_workgroup_init,
                "Dawn toggle disable_workgroup_init");
+  app.add_option("--dump-shaders", g.dump_shaders,
+                 "Write each compiled kernel's WGSL and the shader Dawn's backend made of it (SPIR-V "
+                 "disassembly on Vulkan) to DIR, named by the kernel's label");
   app.add_option("--toggle", g.toggles, "Enable the Dawn device toggle NAME (repeatable; an unknown name lists the accepted ones)");
 }
 

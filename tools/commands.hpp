@@ -13,6 +13,7 @@ struct GlobalOptions {
   bool disable_robustness = false;      // Dawn toggle, off by default
   std::vector<std::string> toggles;     // more Dawn device toggles (--toggle NAME)
   bool disable_workgroup_init = false;  // Dawn toggle, off by default
+  std::string dump_shaders;             // --dump-shaders DIR: each kernel's WGSL and backend shader
 };
 
 using AddCommand = void (*)(CLI::App& app, GlobalOptions& global);

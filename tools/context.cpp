@@ -11,6 +11,7 @@ gpu::Context make_context(const GlobalOptions& g) {
   o.disable_robustness = g.disable_robustness;
   o.disable_workgroup_init = g.disable_workgroup_init;
   o.toggles = g.toggles;
+  o.shader_dump_dir = g.dump_shaders;
   return gpu::Context::create(o);
 }
 

@@ -305,7 +305,10 @@ Context Context::create(const ContextOptions& requested) {
   static const char* const kExtra[] = {"disable_robustness", "disable_workgroup_init",
                                        "enable_integer_range_analysis_in_robustness", "dump_shaders",
                                        "disable_symbol_renaming", "use_user_defined_labels_in_backend"};
-  for (const std::string& t : opt.toggles) {
+  std::vector<std::string> toggles = opt.toggles;
+  if (!opt.shader_dump_dir.empty() && std::find(toggles.begin(), toggles.end(), "dump_shaders") == toggles.end())
+    toggles.push_back("dump_shaders");
+  for (const std::string& t : toggles) {
     const auto* known = std::find(std::begin(kExtra), std::end(kExtra), t);
     BQ_CHECK(known != std::end(kExtra), "unknown or unsupported Dawn toggle '{}'; blockq accepts: {}", t,
              fmt::join(kExtra, ", "));
@@ -364,6 +367,20 @@ Context Context::create(const ContextOptions& requested) {
   BQ_CHECK(dres.device, "could not create a device on {}: {}", ctx.adapter_.name(), dres.message);
   ctx.device_.reset(dres.device);
   ctx.queue_.reset(wgpuDeviceGetQueue(dres.device));
+  if (!opt.shader_dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.shader_dump_dir, ec);
+    BQ_CHECK(!ec, "cannot create the shader dump folder '{}': {}", opt.shader_dump_dir, ec.message());
+    ctx.shader_dump_dir_ = opt.shader_dump_dir;
+    WGPULoggingCallbackInfo lcb{};
+    lcb.callback = [](WGPULoggingType, WGPUStringView msg, void* u1, void*) {
+      auto* st = static_cast<ErrorState*>(u1);
+      std::lock_guard lock(st->m);
+      st->logs.emplace_back(sv(msg));
+    };
+    lcb.userdata1 = ctx.errors_.get();
+    wgpuDeviceSetLoggingCallback(dres.device, lcb);
+  }
 
   BQ_CHECK(wgpuDeviceGetLimits(dres.device, &ctx.limits_) == WGPUStatus_Success,
            "could not read the device limits on {}", ctx.adapter_.name());

@@ -32,6 +32,10 @@ struct ContextOptions {
   bool disable_robustness = false;      // Dawn device toggles that change speed
   bool disable_workgroup_init = false;
   std::vector<std::string> toggles;     // more Dawn device toggles to enable (context.cpp lists those allowed)
+  // Where each compiled kernel's WGSL (LABEL.wgsl) and the backend shader
+  // Dawn made of it (Dawn's dump_shaders toggle: LABEL.spvasm on Vulkan, else
+  // LABEL.log) are written; "" = nowhere.
+  std::string shader_dump_dir;
   double timeout_s = 300;  // a wait longer than this throws (no hangs)
 
   // BLOCKQ_ADAPTER and BLOCKQ_LIMITS filled in where the fields are unset.
@@ -184,10 +188,14 @@ class Context {
     std::vector<std::string> uncaptured;
     bool lost = false;
     std::string lost_message;
+    std::vector<std::string> logs;  // Dawn's log messages since the last compile (with shader_dump_dir)
   };
 
  private:
   Context() = default;
+  // Writes LABEL.wgsl and the backend shader Dawn logged for it (see
+  // ContextOptions::shader_dump_dir).
+  void dump_shader(const std::string& label, const std::string& wgsl) const;
   // Members are destroyed in reverse order: the device goes before the error
   // state its callbacks point to, the instance last but one.
   std::unique_ptr<ErrorState> errors_;
@@ -203,6 +211,7 @@ class Context {
   LimitsProfile profile_ = LimitsProfile::Adapter;
   double timeout_s_ = 300;
   bool timed_wait_ = false;
+  std::string shader_dump_dir_;
   mutable std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels_;  // the pipeline cache
 };
 

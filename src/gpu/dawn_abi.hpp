@@ -201,6 +201,23 @@ struct WGPUUncapturedErrorCallbackInfo {
 };
 static_assert(sizeof(WGPUUncapturedErrorCallbackInfo) == 32);
 
+// Dawn's log messages (e.g. the dump_shaders toggle's shaders), delivered
+// from within the call that emits them.
+enum WGPULoggingType : uint32_t {
+  WGPULoggingType_Verbose = 0x00000001,
+  WGPULoggingType_Info = 0x00000002,
+  WGPULoggingType_Warning = 0x00000003,
+  WGPULoggingType_Error = 0x00000004,
+};
+typedef void (*WGPULoggingCallback)(WGPULoggingType type, WGPUStringView message, void* u1, void* u2);
+struct WGPULoggingCallbackInfo {
+  const WGPUChainedStruct* nextInChain;
+  WGPULoggingCallback callback;
+  void* userdata1;
+  void* userdata2;
+};
+static_assert(sizeof(WGPULoggingCallbackInfo) == 32);
+
 struct WGPUFutureWaitInfo {
   WGPUFuture future;
   WGPUBool completed;
@@ -445,6 +462,7 @@ WGPUQueue wgpuDeviceGetQueue(WGPUDevice device);
 void wgpuDevicePushErrorScope(WGPUDevice device, WGPUErrorFilter filter);
 WGPUFuture wgpuDevicePopErrorScope(WGPUDevice device, WGPUPopErrorScopeCallbackInfo callbackInfo);
 WGPUBuffer wgpuDeviceCreateBuffer(WGPUDevice device, const WGPUBufferDescriptor* descriptor);
+void wgpuDeviceSetLoggingCallback(WGPUDevice device, WGPULoggingCallbackInfo callbackInfo);
 WGPUShaderModule wgpuDeviceCreateShaderModule(WGPUDevice device,
                                               const WGPUShaderModuleDescriptor* descriptor);
 WGPUComputePipeline wgpuDeviceCreateComputePipeline(WGPUDevice device,

@@ -2,7 +2,10 @@
 // scopes, the keyed cache) and bind groups, with limit checks that name the
 // buffer, kernel and binding at fault.
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "gpu/context.hpp"
 #include "util/error.hpp"
@@ -114,7 +117,40 @@ Kernel Context::compile(const std::string& label, const std::string& wgsl) const
   BQ_CHECK(k.pipeline, "kernel '{}': no pipeline returned", label);
   k.layout.reset(wgpuComputePipelineGetBindGroupLayout(k.pipeline.get(), 0));
   check("kernel " + label);
+  if (!shader_dump_dir_.empty()) dump_shader(label, wgsl);
   return k;
+}
+
+void Context::dump_shader(const std::string& label, const std::string& wgsl) const {
+  std::vector<std::string> logs;
+  {
+    std::lock_guard lock(errors_->m);
+    logs.swap(errors_->logs);
+  }
+  std::string name = label;  // a file name: the label with odd characters as '_'
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  const std::filesystem::path base = std::filesystem::path(shader_dump_dir_) / name;
+  auto write = [&](const std::string& ext, std::string_view text) {
+    const std::string path = base.string() + ext;
+    std::ofstream f(path, std::ios::binary);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    BQ_CHECK(f.good(), "kernel '{}': cannot write the shader dump '{}'", label, path);
+  };
+  write(".wgsl", wgsl);
+  static constexpr std::string_view kSpirv = "/* Dumped generated SPIRV disassembly */";
+  std::string other;
+  for (const std::string& l : logs) {
+    const size_t p = l.find(kSpirv);
+    if (p != std::string::npos) {
+      size_t b = p + kSpirv.size();
+      while (b < l.size() && (l[b] == '\n' || l[b] == '\r')) ++b;
+      write(".spvasm", std::string_view(l).substr(b));
+    } else if (l.find("// Dumped WGSL:") == std::string::npos) {  // the source, written above
+      other.append(l).push_back('\n');
+    }
+  }
+  if (!other.empty()) write(".log", other);
 }
 
 const Kernel& Context::kernel(const std::string& key, const std::string& label,

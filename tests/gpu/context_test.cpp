@@ -5,7 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "gpu/recorder.hpp"
 #include "support/gpu.hpp"
@@ -190,6 +195,49 @@ TEST(Runtime, ToggleOptionTakesOnlyKnownNames) {
   auto ctx = gpu::Context::create(o);
   const auto& t = ctx.toggles();
   EXPECT_NE(std::find(t.begin(), t.end(), "enable_integer_range_analysis_in_robustness"), t.end());
+}
+
+TEST(Runtime, ShaderDumpWritesTheWgslAndTheBackendShader) {
+  // --dump-shaders DIR: each compiled kernel's WGSL and, through Dawn's
+  // dump_shaders toggle and logging callback, the shader the backend made.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("blockq-dump-{}", std::random_device{}());
+  {
+    gpu::ContextOptions o;
+    o.shader_dump_dir = dir.string();
+    auto ctx = gpu::Context::create(o);
+    const auto& t = ctx.toggles();
+    EXPECT_NE(std::find(t.begin(), t.end(), "dump_shaders"), t.end());
+    const std::string src = affine(100);
+    const gpu::Kernel k = ctx.compile("test/dump:affine", src);
+    std::ifstream w(dir / "test_dump_affine.wgsl");
+    std::stringstream ws;
+    ws << w.rdbuf();
+    EXPECT_EQ(ws.str(), src);
+    if (ctx.adapter().backend == WGPUBackendType_Vulkan) {
+      std::ifstream f(dir / "test_dump_affine.spvasm");
+      ASSERT_TRUE(f.good()) << "no SPIR-V dump in " << dir;
+      std::stringstream ss;
+      ss << f.rdbuf();
+      EXPECT_NE(ss.str().find("OpCapability Shader"), std::string::npos) << ss.str().substr(0, 300);
+      EXPECT_NE(ss.str().find("OpEntryPoint GLCompute"), std::string::npos) << ss.str().substr(0, 300);
+    } else {
+      EXPECT_TRUE(fs::exists(dir / "test_dump_affine.spvasm") || fs::exists(dir / "test_dump_affine.log"));
+    }
+    // the kernel still runs as compiled
+    auto x = random_floats(100, 5);
+    auto xb = ctx.storage<float>(x, "x");
+    auto yb = ctx.create_buffer(400, gpu::kStorage, "y");
+    std::vector<float> poison(100, std::nanf(""));
+    ctx.upload<float>(yb, poison);
+    auto g = ctx.bind(k, {{&xb}, {&yb}});
+    gpu::Recorder rec(ctx);
+    rec.dispatch(k, g, gpu::Grid{2, 1, 1});
+    rec.submit();
+    auto y = ctx.download<float>(yb, 0, 100);
+    for (size_t i = 0; i < 100; ++i) EXPECT_EQ(y[i], x[i] * 2.f + 1.f) << i;
+  }
+  fs::remove_all(dir);
 }
 
 TEST(Runtime, KernelCacheCompilesOnce) {

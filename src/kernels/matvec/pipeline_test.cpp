@@ -91,9 +91,51 @@ TEST(Matvec, PipelinedLoopMatchesTwinAndPlainLoop) {
   EXPECT_THROW(plan(ctx, q8.kind, 45, 256, 1, {}, o), Error);
 }
 
+TEST(MatvecInt8, PipelinedLoopInTheQ40BatchPlan) {
+  // Q4_0's int8 batch plan pipelined, with the variants that plan combines:
+  // biased sums, interleaved token chunks, quad-lane staging, a constant step
+  // count, 2 units a step and 2 or 4 rows a lane group. Ragged n (45 rows), 5
+  // tokens in chunks of 2, k of 8 blocks; the same y as the plain loop, bit
+  // for bit, and the twin's.
+  auto& ctx = test_context();
+  if (!ctx.features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product";
+  const auto kinds = all_kinds();
+  const Kind& kd = kinds[kind_index(kinds, "q4_0")];
+  uint32_t seed = 9150;
+  for (uint32_t rpl : {2u, 4u}) {
+    std::vector<float> ys[2];
+    for (bool pipe : {true, false}) {
+      Case c{kd, hook("store"), 45, kd.block * 8, 5, {}};
+      c.twin_ref_tol = 2e-2;  // the int8 quantization of x
+      c.opt.int8 = true;
+      c.opt.pipeline = pipe;
+      c.opt.biased_sum = true;
+      c.opt.interleave = true;
+      c.opt.quad_stage = ctx.features().subgroups;
+      c.opt.const_steps = true;
+      c.opt.wg = 64;
+      c.opt.tpr = 4;
+      c.opt.tokens = 2;
+      c.opt.unroll = 2;
+      c.opt.rpl = rpl;
+      const KernelSpec spec = plan(ctx, kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
+      EXPECT_EQ((spec.variant & kPipeline) != 0, pipe) << spec.key();
+      EXPECT_TRUE(spec.variant & kBiasedSum) << spec.key();
+      EXPECT_TRUE(spec.variant & kInterleaveChunks) << spec.key();
+      EXPECT_TRUE(spec.variant & kConstSteps) << spec.key();
+      auto e = run_case(c, seed, &ys[pipe]);
+      EXPECT_LT(e.vs_twin, 1e-4) << spec.key();
+      EXPECT_LT(e.vs_ref, 2e-2) << spec.key();
+    }
+    EXPECT_EQ(ys[0], ys[1]) << "rpl " << rpl << ": pipelined and plain loops differ";
+    ++seed;
+  }
+}
+
 TEST(Matvec, PlanPipelinesWhereItGained) {
   // H200-like limits with the int8 dot product: on for Q4_K batches split
-  // over k, Q8_0 at batch 1 with 2 rows a lane group (n >= 12288) and, with
+  // over k, Q8_0 at batch 1 with 2 rows a lane group (n >= 12288), Q4_0's
+  // staged batch plans (n >= 4096) and, with
   // f32 x, Q4_0 in the short-batch plan (8 tokens a workgroup over many
   // rows); off elsewhere, with a timing probe other than 5, and when asked.
   const Limits lim = h200_limits();
@@ -117,7 +159,14 @@ TEST(Matvec, PlanPipelinesWhereItGained) {
   EXPECT_FALSE(piped("q4_0", 4096, 14336, 8, {}));
   EXPECT_FALSE(piped("q4_0", 14336, 4096, 1, {}));
   EXPECT_FALSE(piped("q8_0", 14336, 4096, 8, {}));
-  EXPECT_FALSE(piped("q4_0", 14336, 4096, 8, i8));
+  // int8 Q4_0 in its staged batch plans (n >= 4096), not with x
+  // pre-quantized, for a few tokens or at batch 1.
+  EXPECT_TRUE(piped("q4_0", 14336, 4096, 8, i8));
+  EXPECT_TRUE(piped("q4_0", 8192, 8192, 8, i8));
+  EXPECT_FALSE(piped("q4_0", 4096, 14336, 8, i8));
+  EXPECT_FALSE(piped("q4_0", 14336, 4096, 3, i8));
+  EXPECT_FALSE(piped("q4_0", 14336, 4096, 1, i8));
+  EXPECT_FALSE(piped("q4_0", 2048, 4096, 8, i8));  // fewer rows than measured
   Options probe = i8;
   probe.probe = 7;
   EXPECT_FALSE(piped("q4_K", 4096, 14336, 8, probe));

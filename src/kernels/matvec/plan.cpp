@@ -496,10 +496,22 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // 41 and 41 -> 43, Q4_0 in all four, Q8_0 at 4096 x 14336; f32 x: the
   // K-quants, Q8_0 at 4096 x 14336, Q4_0 at 14336 x 4096 b1) or tied (Q4_0
   // with f32 x at 4096 x 14336).
+  // Since then (biased sums, interleaved chunks, two units a step), Q4_0's
+  // staged batch plans with int8 x gain from it: H200 at batch 8, alternating
+  // processes, µs against the plain loop (docs/perf/2026-12-03-session25-h200.md;
+  // n >= 4096 only):
+  // 14336 x 4096 23.99-24.20 against 24.43-24.52 (six pairs), 8192 x 8192
+  // 36.38-36.48 against 37.70-37.75, 4096 x 4096 11.22 against 11.39-11.40,
+  // 14336 x 2048 14.74-14.78 against 14.94-14.95. Not Q4_0 with x
+  // pre-quantized (4096 x 14336 b8 34.3 against 23.2), in the plans for a few
+  // tokens (14336 x 4096: b2 13.4 against 13.6, b3 15.9 against 14.6, b4 a
+  // tie) or at batch 1 (13.6 against 13.1); Q8_0's batch plan lost too
+  // (27.2-27.3 against 27.0).
+  const bool q40_batch = kind.format == Format::Q4_0 && batched && !few && !gx && n >= 4096;  // as measured
   const bool pl_default =
       !kind.onnx && (probe == 0 || probe == 5) &&
       (s.features.dot4 ? (kind.format == Format::Q4_K && batched && s.splits > 1) ||
-                             (kind.format == Format::Q8_0 && !batched && s.rpl == 2 && !many_rows)
+                             (kind.format == Format::Q8_0 && !batched && s.rpl == 2 && !many_rows) || q40_batch
                        : kind.format == Format::Q4_0 && short_batch);
   if (opt.pipeline.value_or(pl_default)) {
     BQ_CHECK(pipeline_supported(kind), "matvec {}: no pipelined lane loop for this format", kind.name());
