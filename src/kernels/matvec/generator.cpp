@@ -428,6 +428,7 @@ std::string wgsl(const KernelSpec& s) {
       for (const auto& w : detail::weight_names(s)) accs += "  var " + detail::acc(w, tk, i) + " = 0.0;\n";
     }
   t.set("ACC_DECL", accs);
+  std::string body;  // one lane step: UNROLL units of each of the lane group's rows
   if (x_prequantized(s)) {
     // x's codes and meta (scale, code sums) as xquant.wgsl wrote them, for
     // ZC * TOKENS token rows of KP elements: every read is in range.
@@ -437,7 +438,7 @@ std::string wgsl(const KernelSpec& s) {
           "fn xpq(tg: u32, i: u32) -> vec4<u32> { return xp[tg * XQS + i]; }\n"
           "fn xpm(tg: u32, b: u32) -> vec4<u32> { return xp[XMETA + tg * (KP / 32u) + b]; }");
     t.set("STAGE", "");
-    t.set("UNIT_LOOP", detail::unit_loop_i8(s, ui));
+    body = detail::unit_loop_i8(s, ui);
     t.set("SUMX", "");
   } else if (s.features.dot4) {
     t.set("XS_DECL",
@@ -449,7 +450,7 @@ std::string wgsl(const KernelSpec& s) {
           "var<workgroup> xblk: array<array<vec4<u32>, 3>, TOKENS * TB>;");
     const std::string sf = s.variant & kQuadStage ? "kernels/matvec/stage_i8_sg.wgsl" : "kernels/matvec/stage_i8.wgsl";
     t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).set("INV127", wgsl_float(kInv127)).render());
-    t.set("UNIT_LOOP", detail::unit_loop_i8(s, ui));
+    body = detail::unit_loop_i8(s, ui);
     t.set("SUMX", "");
   } else if (s.variant & kGlobalX) {
     // No staging: the lane loop reads x (and applies the prologue) itself.
@@ -480,7 +481,7 @@ std::string wgsl(const KernelSpec& s) {
     }
     t.set("XS_DECL", xg);
     t.set("STAGE", "");
-    t.set("UNIT_LOOP", unit_loop(s, ui));
+    body = unit_loop(s, ui);
     t.set("SUMX", "");
   } else {
     t.set("XS_DECL",
@@ -490,7 +491,7 @@ std::string wgsl(const KernelSpec& s) {
           "var<workgroup> xs: array<array<vec4<f32>, UNIT4P>, TOKENS * (TILE / UNIT)>;");
     const std::string sf = "kernels/matvec/stage_f32.wgsl";
     t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).render());
-    t.set("UNIT_LOOP", unit_loop(s, ui));
+    body = unit_loop(s, ui);
     t.set("SUMX", sum_x(ui));
   }
   if (detail::direct_store(s)) {
@@ -503,15 +504,29 @@ std::string wgsl(const KernelSpec& s) {
     t.set("REDUCE", detail::reduce(s));
     t.set("STORE", st.render());
   }
-  const uint32_t upr = ui.kp / ui.unit, per_step = s.tpr * s.unroll;
-  if (s.variant & kConstSteps) {
+  const uint32_t upr = ui.kp / ui.unit, per_step = s.tpr * s.unroll, steps = (upr + per_step - 1) / per_step;
+  if (s.variant & kStepPairs) {
+    // Two steps an iteration, each in a block of its own (kStepPairs): the
+    // same steps in the same order.
+    BQ_ASSERT((s.variant & kConstSteps) && steps % 2 == 0, "step pairs need an even constant step count ({})", steps);
+    t.set("LANE_LOOP", detail::pipeline_prefetch(s) +
+                           fmt::format("      for (var st2 = 0u; st2 < {}u; st2++) {{  // steps of every lane, two at a time",
+                                       steps / 2));
+    const auto step = [&](const char* st) {
+      return fmt::format("      {{\n        let st = {};\n        let u = u0 + ln + st * (TPR * UNROLL);\n{}      }}\n", st,
+                         body);
+    };
+    t.set("UNIT_LOOP", step("2u * st2") + step("2u * st2 + 1u"));
+  } else if (s.variant & kConstSteps) {
     // One tile, no split: u0 = 0 and u1 = UPR for every lane.
     t.set("LANE_LOOP", detail::pipeline_prefetch(s) +
                            fmt::format("      for (var st = 0u; st < {}u; st++) {{  // steps of every lane\n"
                                        "        let u = u0 + ln + st * (TPR * UNROLL);",
-                                       (upr + per_step - 1) / per_step));
+                                       steps));
+    t.set("UNIT_LOOP", body);
   } else {
     t.set("LANE_LOOP", detail::pipeline_prefetch(s) + "      for (var u = u0 + ln; u < u1; u += TPR * UNROLL) {");
+    t.set("UNIT_LOOP", body);
   }
   if (probe_of(s) != Probe::None) detail::apply_probe(s, ui, t);
   std::string out = t.render();

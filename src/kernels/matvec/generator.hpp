@@ -79,6 +79,11 @@ struct Options {
   // (spec.variant kBiasedSum): no int-to-float conversion per group and
   // token. The same y bit for bit. Default: plan.cpp says where it gained.
   std::optional<bool> biased_sum;
+  // The constant-step lane loop run two steps an iteration (spec.variant
+  // kStepPairs; the step count must be even): the same steps in the same
+  // order, so the same sums; the shader compiler may then overlap one step's
+  // loads with the other's arithmetic. Default: plan.cpp says where it gained.
+  std::optional<bool> step_pairs;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,
                              LoadsNoStage = 7 };
@@ -90,6 +95,7 @@ inline constexpr uint32_t kQuadStage = 32;
 inline constexpr uint32_t kPipeline = 64;
 inline constexpr uint32_t kGlobalX = 128;
 inline constexpr uint32_t kBiasedSum = 256;
+inline constexpr uint32_t kStepPairs = 512;
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and

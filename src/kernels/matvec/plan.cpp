@@ -541,6 +541,22 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     BQ_CHECK(s.features.dot4, "matvec {}: the biased int8 sum needs int8 activations", kind.name());
     s.variant |= kBiasedSum;
   }
+  // Two lane steps an iteration (kStepPairs): on by default for the staged
+  // int8 batch plans of Q4_1 and Q5_0 over n >= 4096 rows, where it gained on
+  // the H200 (alternating processes, the same y bit for bit,
+  // docs/perf/2026-12-03-session26-h200.md): 14336 x 4096 at batch 8 q4_1
+  // 25.92-25.94 -> 24.62-24.68 us, q5_0 31.67-31.68 -> 31.03-31.07. It tied
+  // for Q5_1 and for the plans with x pre-quantized (4096 x 14336), and lost
+  // for Q4_0 (24.1 -> 26.7) and Q8_0 (27.0 -> 28.3) at batch 8.
+  const uint32_t steps = (ui.kp / ui.unit + s.tpr * s.unroll - 1) / (s.tpr * s.unroll);
+  const bool pairs_ok = (s.variant & kConstSteps) && steps % 2 == 0 && probe == 0;
+  const bool sp_default = s.features.dot4 && !kind.onnx && batched && !few && !gx && n >= 4096 &&
+                          (kind.format == Format::Q4_1 || kind.format == Format::Q5_0);
+  if (opt.step_pairs.value_or(sp_default && pairs_ok)) {
+    BQ_CHECK(pairs_ok, "matvec {}: two lane steps an iteration need a constant, even step count and no probe "
+             "({} steps, constant: {}, probe {})", kind.name(), steps, (s.variant & kConstSteps) != 0, probe);
+    s.variant |= kStepPairs;
+  }
   // The subgroup reduction's premises: a row's lanes within one subgroup,
   // whole subgroups in a workgroup.
   BQ_CHECK(!s.features.subgroups || (s.tpr <= lim.subgroup_min && s.wg >= lim.subgroup_max),
