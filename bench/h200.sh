@@ -150,7 +150,7 @@ fi
 if [ "$mode" = int8 ]; then
   # Int8 activations against f32 (session 5): the int8 parity tests, both paths
   # on the 8B shapes twice, MatMulNBits 4-bit, the end-to-end run with and
-  # without --int8-activations, and ggml-Vulkan on the same shape.
+  # with --f32-activations, and ggml-Vulkan on the same shape.
   timeout 100 $B/test_k_matvec --gtest_filter='MatvecInt8.*' > "$OUT/test_i8.log" 2>&1
   echo "int8 tests exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_i8.log" | tr '\n' ' ')"
   for r in 1 2; do
@@ -159,7 +159,7 @@ if [ "$mode" = int8 ]; then
   done
   for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
     set -- $p
-    for f in "" "--int8-activations"; do
+    for f in "--f32-activations" ""; do
       echo "== $1 $2 $f" >> "$OUT/bench_run.txt"
       timeout 100 $B/blockq bench run --preset $1 --type $2 $f 2>&1 | grep -v -E "XDG|Warning|While|InitializeImpl" \
         >> "$OUT/bench_run.txt"

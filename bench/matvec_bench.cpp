@@ -126,7 +126,10 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
           row.m = m;
           row.read_us = read_us;
           try {
-            KernelSpec spec = matvec::plan(ctx, kind, n, k, m, {}, variant);
+            // Activations as the model takes them unless the sweep says (i8).
+            matvec::Options opt = variant;
+            if (!opt.int8) opt.int8 = matvec::int8_by_default(matvec::limits_of(ctx), kind, n, k);
+            KernelSpec spec = matvec::plan(ctx, kind, n, k, m, {}, opt);
             row.spec = spec.key();
             std::vector<matvec::Prepared> prepared;
             for (const auto& c : copies) prepared.push_back(matvec::prepare(ctx, spec, {&c, nullptr, &xb, &yb}));

@@ -56,9 +56,10 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                   "Prompt matmuls use the gemm above this m, matvec at or below (-1: measured once per adapter, cached)")
       ->capture_default_str();
   cmd->add_option("--kv-type", a.kv_type, "KV cache element type: f16 (packed two per u32) or f32")->capture_default_str();
-  cmd->add_flag("--int8-activations", a.int8_activations,
-                "Token matvecs of weights with >= 2^24 elements quantize x to int8 per block of 32 and sum with "
-                "dot4I8Packed (integer weight formats)");
+  cmd->add_flag("--int8-activations,!--f32-activations", a.int8_activations,
+                "Token matvecs of integer-format weights with >= 2^24 elements quantize x to int8 per block of 32 "
+                "and sum with dot4I8Packed (the default, where the adapter has packed dot4); --f32-activations: "
+                "f32 x everywhere");
 }
 
 }  // namespace blockq::tools

@@ -29,7 +29,7 @@ struct ModelLoadArgs {
   uint32_t batch = 0;          // prompt tokens per command buffer (0: auto)
   int crossover = -1;          // matvec/gemm switch for prompts (-1: measured)
   std::string kv_type = "f16";
-  bool int8_activations = false;
+  bool int8_activations = true;  // false: --f32-activations
 };
 void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a);
 

@@ -65,12 +65,13 @@ struct GpuModelOptions {
   // weights share a format; false: three (for tests and comparisons).
   bool fuse_qkv = true;
   // Token projections and the lm head with int8 activations (matvec
-  // features.dot4: x quantized per block of 32, ggml's q8 activations) where
-  // the weight format and the adapter allow and the weight has at least
-  // int8_min_elements elements (smaller ones ran faster in f32); false: f32
-  // activations.
-  bool int8_activations = false;
-  uint64_t int8_min_elements = uint64_t{1} << 24;
+  // features.dot4: x quantized per block of 32, as ggml's q8 activations)
+  // where the weight format and the adapter allow and the weight has at least
+  // int8_min_elements elements (unset: matvec::kInt8MinElements, 2^24;
+  // smaller ones ran as fast or faster in f32); false: f32 activations
+  // everywhere.
+  bool int8_activations = true;
+  std::optional<uint64_t> int8_min_elements;
 };
 
 // Kernel families of a token's command buffer (for per-family timing).

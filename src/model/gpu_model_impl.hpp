@@ -67,16 +67,16 @@ struct GpuModel::Impl {
   gguf::GgufFile file;
   ModelConfig cfg;
   GpuModelOptions opt;
-  // The matvec options of a token projection: int8 activations where asked
-  // for, where the format and the instance allow them, and where the weight
-  // has at least opt.int8_min_elements (2^24) elements. On smaller ones quantizing x costs more than
-  // it saves (H200: smollm2's 2560 x 960 ffn 0.274 -> 0.314 ms a token,
-  // llama-1b's 2048 x 2048 attn-out 0.088 -> 0.102; its 8192 x 2048 ffn
-  // 0.251 -> 0.213, docs/perf/2026-12-01-session5-h200.md).
+  // The matvec options of a token projection: int8 activations unless asked
+  // not to, where matvec::int8_by_default allows them (the format, the
+  // adapter, and at least opt.int8_min_elements elements: on smaller weights
+  // quantizing x costs about what it saves; H200 records of sessions 5 and 27
+  // in docs/perf).
   matvec::Options mv_options(const matvec::Weights& w) const {
     matvec::Options o;
-    if (opt.int8_activations && matvec::int8_supported(w.kind) && ctx->features().packed_dot4 &&
-        uint64_t{w.n} * w.k >= opt.int8_min_elements)
+    if (opt.int8_activations &&
+        matvec::int8_by_default(matvec::limits_of(*ctx), w.kind, w.n, w.k,
+                                opt.int8_min_elements.value_or(matvec::kInt8MinElements)))
       o.int8 = true;
     return o;
   }

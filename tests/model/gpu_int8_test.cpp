@@ -39,7 +39,7 @@ TEST_P(Int8Decode, AgreesWithF32Activations) {
   o.type = GetParam();
   o.seed = 5;
   const gguf::GgufFile f = gguf::GgufFile::open(synth_file(fmt::format("int8-{}", traits(o.type).name), o));
-  const GpuModelOptions base{.n_ctx = 128, .batch = 1};
+  const GpuModelOptions base{.n_ctx = 128, .batch = 1, .int8_activations = false};
   GpuModelOptions i8 = base;
   i8.int8_activations = true;
   i8.int8_min_elements = 0;  // every projection of the tiny model
@@ -59,11 +59,12 @@ TEST_P(Int8Decode, AgreesWithF32Activations) {
     same_top += std::max_element(qa.begin(), qa.end()) - qa.begin() == std::max_element(b.begin(), b.end()) - b.begin();
   }
   EXPECT_GE(same_top * 10, ids.size() * 8) << "greedy tokens agree at " << same_top << " of " << ids.size();
-  // With the default threshold (2^24 elements) no projection of the tiny
-  // model is large enough: the logits are those of f32 activations.
-  GpuModelOptions big = base;
-  big.int8_activations = true;
-  GpuModel dflt(ctx, f, big), plain(ctx, f, base);
+  // The default options (int8 on, the 2^24-element threshold): no projection
+  // of the tiny model is large enough, so the logits are those of f32
+  // activations.
+  const GpuModelOptions defaults{.n_ctx = 128, .batch = 1};
+  ASSERT_TRUE(defaults.int8_activations);
+  GpuModel dflt(ctx, f, defaults), plain(ctx, f, base);
   const auto d = dflt.eval(ids[0]);
   std::vector<float> dv(d.begin(), d.end());
   const auto p = plain.eval(ids[0]);

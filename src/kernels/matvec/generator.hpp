@@ -23,8 +23,9 @@ struct Options {
   std::optional<uint32_t> splits;
   std::optional<uint32_t> max_tile;  // cap the staged tile (tests of tiling)
   // int8 activations (features.dot4): x quantized per block of 32 to int8
-  // codes and a scale, summed by dot4I8Packed. Default off (f32 activations);
-  // on needs int8_supported(kind) and the WGSL language feature.
+  // codes and a scale, summed by dot4I8Packed. Default off (f32 activations;
+  // int8_by_default says where the model and the bench turn it on); on needs
+  // int8_supported(kind) and the WGSL language feature.
   std::optional<bool> int8;
   // Token chunks (batches past TOKENS) of a row group as adjacent workgroups
   // of one grid axis (spec.variant kInterleaveChunks) instead of the grid's
@@ -133,6 +134,17 @@ struct Limits {
   uint64_t binding = 128ull << 20;              // maxStorageBufferBindingSize (split-k partials)
 };
 Limits limits_of(const gpu::Context& ctx);
+
+// Whether a matvec over an n x k weight takes int8 activations by default
+// (the model's token projections and `bench matvec`): the format has an int8
+// path, the adapter WGSL's packed dot4, and the weight at least min_elements
+// elements. Smaller weights ran as fast or faster with f32 x; on the H200 the
+// synthetic llama-3-8b decoded a token in 28-33% less GPU time with int8 x
+// for Q4_0, Q4_K and Q5_0, 25% for Q6_K and 9% for Q8_0
+// (docs/perf/2026-12-03-session27-h200.md).
+inline constexpr uint64_t kInt8MinElements = uint64_t{1} << 24;
+bool int8_by_default(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k,
+                     uint64_t min_elements = kInt8MinElements);
 KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                 const Hooks& hooks, const Options& opt);
 

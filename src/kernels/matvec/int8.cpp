@@ -24,6 +24,10 @@ bool int8_supported(const WeightKind& kind) {
   }
 }
 
+bool int8_by_default(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint64_t min_elements) {
+  return lim.dot4 && int8_supported(kind) && uint64_t{n} * k >= min_elements;
+}
+
 namespace detail {
 
 // The int8-activation form of the step (features.dot4): per scale group, the

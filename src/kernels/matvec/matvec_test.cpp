@@ -301,6 +301,24 @@ TEST(Matvec, RawCodesTimesScalesGiveTheReferenceDequantization) {
   }
 }
 
+TEST(Matvec, Int8ByDefaultOnLargeIntegerWeights) {
+  // Int8 activations by default (the model, bench matvec): integer formats
+  // with an int8 path, an adapter with packed dot4, 2^24 elements or more.
+  Limits dot4 = h200_limits(), none = h200_limits();
+  none.dot4 = false;
+  ASSERT_TRUE(dot4.dot4);
+  const WeightKind& q4 = kind_named("q4_0").kind;
+  EXPECT_TRUE(int8_by_default(dot4, q4, 4096, 4096));  // exactly 2^24
+  EXPECT_TRUE(int8_by_default(dot4, kind_named("q6_K").kind, 4096, 14336));
+  EXPECT_FALSE(int8_by_default(dot4, q4, 4095, 4096));
+  EXPECT_FALSE(int8_by_default(dot4, q4, 2560, 960));
+  EXPECT_TRUE(int8_by_default(dot4, q4, 2560, 960, 0));
+  EXPECT_FALSE(int8_by_default(none, q4, 4096, 14336));
+  EXPECT_FALSE(int8_by_default(dot4, kind_named("f16").kind, 4096, 14336));
+  EXPECT_FALSE(int8_by_default(dot4, kind_named("onnx8b32").kind, 4096, 14336));
+  EXPECT_TRUE(int8_by_default(dot4, kind_named("onnx4b32zp").kind, 4096, 14336));
+}
+
 TEST(Matvec, PlanFollowsTheLimits) {
   Limits low;  // WebGPU defaults
   WeightKind q8;
