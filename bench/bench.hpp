@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gpu/context.hpp"
+#include "kernels/attention/attention.hpp"
 #include "kernels/common/bandwidth.hpp"
 #include "kernels/matvec/generator.hpp"
 
@@ -38,5 +39,31 @@ struct MatvecRow {
 
 std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOptions& o,
                                     const Bandwidth& bw);
+
+struct AttentionHeads {
+  uint32_t n_head = 32, n_kv = 8, head_dim = 128;
+};
+
+struct AttentionBenchOptions {
+  std::vector<AttentionHeads> heads;
+  std::vector<uint32_t> positions = {40, 1024, 4095};  // the token's position (it sees position + 1)
+  uint32_t n_ctx = 0;                                  // cache positions (at least the largest position + 1)
+  Format kv = Format::F16;
+  attention::Options options;
+  uint64_t rotate_bytes = 256ull << 20;  // k and v copies to cycle through
+  size_t max_copies = 32;
+  int samples = 15;
+  int calls_per_sample = 4;
+};
+
+struct AttentionRow {
+  AttentionHeads heads;
+  uint32_t position = 0, chunks = 0, copies = 0;
+  std::string spec;
+  double us = 0, bytes = 0, gbps = 0, ratio = 0;  // bytes: k and v of the visible positions, q and out
+};
+
+std::vector<AttentionRow> bench_attention(const gpu::Context& ctx, const AttentionBenchOptions& o,
+                                          const Bandwidth& bw);
 
 }  // namespace blockq::bench

@@ -12,7 +12,7 @@
 //              (Wqkv: the rows of attn_q, attn_k, attn_v stacked at load when
 //              they share a format; else three matvecs into q, k, v)
 //              k, v -> cache [n_ctx, n_kv, hd] at pos[t]              (a store kernel)
-//              a [n_head*hd] = softmax(q.K[0..pos] / sqrt(hd)) V        (gpu_attention)
+//              a [n_head*hd] = softmax(q.K[0..pos] / sqrt(hd)) V        (kernels/attention)
 //              x += Wo a                                                (matvec Acc)
 //              f [n_ff] = silu(Wg h) * (Wu h), h = rmsnorm(x) * ffn_norm (matvec SiluGate)
 //              x += Wdown f                                             (matvec Acc)

@@ -11,7 +11,8 @@
 #include "kernels/gemm/matmul.hpp"
 #include "kernels/matvec/op.hpp"
 #include "kernels/matvec/rows.hpp"
-#include "model/gpu_attention.hpp"
+#include "kernels/attention/attention.hpp"
+#include "model/gpu_kv_store.hpp"
 #include "model/gpu_model.hpp"
 #include "model/gpu_rows.hpp"
 
@@ -45,7 +46,7 @@ struct LayerPass {
   GpuRmsNorm n_attn, n_ffn;
   std::vector<GpuRope> ropes;  // bias and/or RoPE after the projections (prompt batch, or rope_freqs)
   GpuKvStore store;
-  GpuAttention att;
+  attention::Attention att;
 };
 
 struct Layer {
@@ -107,7 +108,8 @@ struct GpuModel::Impl {
   gpu::Buffer qkv;                       // [batch, n_q + 2 n_kv] rows [q | k | v] of fused layers, or empty
   gpu::Buffer q, k, v;                   // [batch, n_q | n_kv | n_kv] of unfused layers, or empty
   gpu::Buffer x_last;                    // [n_embd] the batch's last real token
-  gpu::Buffer scores, logits, readback;  // [batch, n_head, n_ctx], [n_vocab], [n_vocab] mappable
+  gpu::Buffer logits, readback;          // [n_vocab], [n_vocab] mappable
+  gpu::Buffer att_part;                  // the attentions' partials, shared (attention::scratch_bytes)
   // Split-k partials of the prompt gemms, shared (they run one after
   // another). Grown when a projection needs more; a replaced buffer lives on
   // in the bind groups of the projections prepared before.

@@ -4,6 +4,8 @@
 // buffer (see gpu_model.hpp for the shapes and the order).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "model/gpu_model_impl.hpp"
 #include "util/error.hpp"
 
@@ -31,7 +33,13 @@ void GpuModel::Impl::prepare() {
   }
   att = act(B * nq, "attn");
   ff = act(B * cfg.n_ff, "ffn");
-  scores = act(B * cfg.n_head * n_ctx, "scores");
+  {  // one scratch for every layer's attention partials, sized for the larger pass
+    attention::Shape as{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, 1, kv_format(opt.kv_type)};
+    uint64_t bytes = attention::scratch_bytes(*ctx, as);
+    as.m = uint32_t(B);
+    bytes = std::max(bytes, attention::scratch_bytes(*ctx, as));
+    att_part = act((bytes + 3) / 4, "attention.partials");
+  }
   logits = act(cfg.n_vocab, "logits");
   if (batch > 1) {
     h = act(B * cfg.n_embd, "h");
@@ -85,8 +93,8 @@ void GpuModel::Impl::prepare_single() {
     a.a = &w;
     return Proj{matvec::prepare(*ctx, matvec::plan(*ctx, w.kind, w.n, w.k, 1, hk, mv_options(w)), a)};
   };
-  const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, 1, kv_format(opt.kv_type)};
-  GpuAttentionShape shape_qkv = shape;
+  const attention::Shape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, 1, kv_format(opt.kv_type)};
+  attention::Shape shape_qkv = shape;
   shape_qkv.q_stride = nqkv;
   const GpuRopeShape rs{1, cfg.n_head, cfg.head_dim, cfg.n_rot, cfg.rope_freq_base, cfg.rope_freq_scale,
                         cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal};
@@ -101,7 +109,7 @@ void GpuModel::Impl::prepare_single() {
       L.pq = mv(Ly.wqkv, rope_qkv, {.x = &x, .y = &qkv, .norm_w = Ly.attn_norm, .bias = Ly.bqkv, .pos = posb});
       if (cfg.rope_freqs) L.ropes.emplace_back(*ctx, rsqk, GpuRopeArgs{&qkv, &pos, {}, rope_ff});
       L.store = GpuKvStore(*ctx, kv, n_ctx, 1, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type), {nq, nq + kv, nqkv});
-      L.att = GpuAttention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+      L.att = attention::Attention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &att, &att_part});
     } else {
       // (the bias slices are empty without qkv_bias)
       L.pq = mv(Ly.wq, rope, {.x = &x, .y = &q, .norm_w = Ly.attn_norm, .bias = Ly.bq, .pos = posb});
@@ -112,7 +120,7 @@ void GpuModel::Impl::prepare_single() {
         L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, {}, rope_ff});
       }
       L.store = GpuKvStore(*ctx, kv, n_ctx, 1, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
-      L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+      L.att = attention::Attention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &att, &att_part});
     }
     L.po = mv(Ly.wo, acc, {.x = &att, .y = &x});
     L.pffn = mv(Ly.wg, silu, {.b = &Ly.wu, .x = &x, .y = &ff, .norm_w = Ly.ffn_norm});
@@ -166,8 +174,8 @@ void GpuModel::Impl::prepare_batch() {
   GpuRopeShape rsqkv = rs;
   rsqkv.heads = cfg.n_head + 2 * cfg.n_head_kv;
   rsqkv.rope_heads = cfg.n_head + cfg.n_head_kv;
-  const GpuAttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, batch, kv_format(opt.kv_type)};
-  GpuAttentionShape shape_qkv = shape;
+  const attention::Shape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, batch, kv_format(opt.kv_type)};
+  attention::Shape shape_qkv = shape;
   shape_qkv.q_stride = nqkv;
   for (Layer& Ly : layers) {
     LayerPass& L = Ly.pass[1];
@@ -179,7 +187,7 @@ void GpuModel::Impl::prepare_batch() {
       L.ropes.emplace_back(*ctx, rsqkv, GpuRopeArgs{&qkv, &pos, Ly.bqkv, rope_ff});
       L.store = GpuKvStore(*ctx, kv, n_ctx, batch, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type),
                            {nq, nq + kv, nqkv});
-      L.att = GpuAttention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+      L.att = attention::Attention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &att, &att_part});
     } else {
       L.pq = mm(Ly.wq, store, h, q);
       L.pk = mm(Ly.wk, store, h, k);
@@ -188,7 +196,7 @@ void GpuModel::Impl::prepare_batch() {
       L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, Ly.bk, rope_ff});
       if (cfg.qkv_bias) L.ropes.emplace_back(*ctx, rsv, GpuRopeArgs{&v, &pos, Ly.bv, {}});
       L.store = GpuKvStore(*ctx, kv, n_ctx, batch, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
-      L.att = GpuAttention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &scores, &att});
+      L.att = attention::Attention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &att, &att_part});
     }
     L.po = mm(Ly.wo, acc, att, x);
     L.pffn = mm(Ly.wg, silu, h, ff, &Ly.wu);
@@ -205,6 +213,9 @@ void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool r
   const Impl& m = *impl_;
   const int vi = m.vi;
   const uint32_t rows = vi ? m.batch : 1;
+  uint32_t visible = 0;  // the most positions a token of the step sees (padding sees none)
+  for (uint32_t t = 0; t < rows; ++t)
+    if (m.host_pos[t] != kPadPos) visible = std::max(visible, std::min(m.host_pos[t] + 1, m.n_ctx));
   auto on = [&](KernelFamily f) { return !only || *only == f; };
   if (on(KernelFamily::Embed)) {
     const auto& chunks = m.embed_weights().chunks;
@@ -227,7 +238,7 @@ void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool r
       for (const GpuRope& rp : L.ropes) rp.record(r);
     }
     if (on(KernelFamily::KvCopy)) L.store.record(r);
-    if (on(KernelFamily::Attention)) L.att.record(r);
+    if (on(KernelFamily::Attention)) L.att.record(r, visible);
     if (on(KernelFamily::AttnOut)) L.po.record(r);
     if (on(KernelFamily::Ffn)) {
       if (L.norms) L.n_ffn.record(r);

@@ -4,22 +4,18 @@
 // greedy tokens that must match token for token, with an f16 or f32 KV cache
 // (the CPU rounds K and V alike); the prompt again in batches of 8 through
 // matvec (the crossover forced to 8); llama.cpp's greedy tokens (the oracle);
-// loader errors; the attention kernel against its twin (f32 and f16 caches).
+// loader errors (the attention kernel alone: kernels/attention).
 // The gemm prompt path and rope_freqs are in gpu_prompt_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include <fmt/format.h>
 
 #include "model/cpu_forward.hpp"
-#include "model/gpu_attention.hpp"
 #include "model/gpu_model.hpp"
 #include "model/synth.hpp"
-#include "kernels/softmax/twin.hpp"
-#include "quant/half.hpp"
 #include "oracle.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
@@ -200,61 +196,6 @@ TEST(GpuForwardErrors, BadFilesNameTheProblem) {
   expect_error(edited(src, "gpu-shape", "blk.0.attn_q.weight", {256, 128}), "blk.0.attn_q.weight");
   expect_error(edited(src, "gpu-arch", "", {}, "gpt2"), "gpt2");
 }
-
-// The attention kernel alone against twin::attention_decode (random q and
-// cache, GQA 4:2, a cache longer than the visible positions); with an f16
-// cache the twin reads the same values rounded to f16 (unpacking is exact).
-// A short cache keeps p in workgroup memory; one longer than the device's
-// workgroup memory holds sends p through the scores buffer.
-class GpuAttentionKernel : public ::testing::TestWithParam<std::tuple<Format, bool>> {};
-
-TEST_P(GpuAttentionKernel, MatchesTwin) {
-  gpu::Context& ctx = testing_support::test_context();
-  const auto [kv, long_ctx] = GetParam();
-  const uint32_t n_ctx = long_ctx ? ctx.limits().maxComputeWorkgroupStorageSize / 4 + 1 : 48;
-  const GpuAttentionShape s{4, 2, 64, n_ctx, 1, kv};
-  std::mt19937 rng(7);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  auto rnd = [&](size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v) x = nd(rng);
-    return v;
-  };
-  const auto q = rnd(s.n_head * s.head_dim);
-  auto k = rnd(size_t{s.n_ctx} * s.n_kv_head * s.head_dim), v = rnd(size_t{s.n_ctx} * s.n_kv_head * s.head_dim);
-  auto cache = [&](std::vector<float>& c, const char* name) {
-    if (kv == Format::F32) return ctx.storage<float>(c, name);
-    std::vector<uint16_t> h(c.size());
-    for (size_t i = 0; i < c.size(); ++i) h[i] = f32_to_f16(c[i]), c[i] = f16_to_f32(h[i]);
-    return ctx.storage<uint16_t>(h, name);
-  };
-  const gpu::Buffer bq = ctx.storage<float>(q, "q"), bk = cache(k, "k"), bv = cache(v, "v");
-  const gpu::Buffer pos = ctx.create_buffer(4, gpu::kStorage, "pos");
-  const gpu::Buffer sc = ctx.create_buffer(size_t{s.n_head} * s.n_ctx * 4, gpu::kStorage, "scores");
-  const std::vector<float> poison(q.size(), std::nanf(""));
-  const gpu::Buffer out = ctx.storage<float>(poison, "out");
-  const GpuAttention att(ctx, s, {&bq, &bk, &bv, &pos, &sc, &out});
-  EXPECT_EQ(att.spec().tile_n, long_ctx ? 0u : n_ctx) << "p in workgroup memory exactly when it fits";
-  for (uint32_t p : {0u, 13u, 47u, n_ctx - 1}) {
-    ctx.upload<uint32_t>(pos, std::span<const uint32_t>(&p, 1));
-    gpu::Recorder r(ctx);
-    att.record(r);
-    r.submit();
-    const auto got = ctx.download<float>(out);
-    std::vector<float> want(q.size());
-    twin::attention_decode(q, k, v, want, {s.n_head, s.n_kv_head, s.head_dim, p + 1}, {att.spec().wg});
-    double err = 0;
-    for (size_t i = 0; i < want.size(); ++i) err = std::max(err, double(std::fabs(got[i] - want[i])));
-    EXPECT_LT(err, 1e-5) << "pos " << p;
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Kv, GpuAttentionKernel,
-                         ::testing::Combine(::testing::Values(Format::F32, Format::F16), ::testing::Bool()),
-                         [](const auto& info) {
-                           return std::string(traits(std::get<0>(info.param)).name) +
-                                  (std::get<1>(info.param) ? "_long" : "_short");
-                         });
 
 }  // namespace
 }  // namespace blockq::model

@@ -16,7 +16,7 @@
 #include "kernels/norm/twin.hpp"
 #include "kernels/rope/twin.hpp"
 #include "model/cpu_forward.hpp"
-#include "model/gpu_attention.hpp"
+#include "model/gpu_kv_store.hpp"
 #include "model/gpu_model.hpp"
 #include "model/gpu_rows.hpp"
 #include "model/synth.hpp"

@@ -14,6 +14,7 @@ std::string_view op_name(Op op) {
     case Op::RmsNorm: return "rmsnorm";
     case Op::Rope: return "rope";
     case Op::Attention: return "attention";
+    case Op::AttentionCombine: return "attention_combine";
     case Op::SiluGate: return "silu_gate";
     case Op::Softmax: return "softmax";
     case Op::Add: return "add";

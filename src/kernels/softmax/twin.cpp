@@ -1,5 +1,5 @@
-// Softmax and single-query attention CPU twins and float64 references (see
-// twin.hpp for the op order).
+// The softmax CPU twin and its float64 reference (see twin.hpp for the op
+// order).
 #include "kernels/softmax/twin.hpp"
 
 #include <algorithm>
@@ -44,17 +44,6 @@ uint32_t visible_cols(uint32_t row, uint32_t n, SoftmaxMask mask) {
   return static_cast<uint32_t>(std::min<uint64_t>(v, n));
 }
 
-void check_attention(size_t q, size_t k, size_t v, size_t out, const AttentionShape& s) {
-  BQ_ASSERT(s.n_head > 0 && s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0 && s.head_dim > 0 &&
-                s.n_ctx > 0,
-            "attention: n_head {} n_kv_head {} head_dim {} n_ctx {}", s.n_head, s.n_kv_head,
-            s.head_dim, s.n_ctx);
-  const size_t qn = size_t(s.n_head) * s.head_dim;
-  const size_t kvn = size_t(s.n_ctx) * s.n_kv_head * s.head_dim;
-  BQ_ASSERT(q >= qn && out >= qn && k >= kvn && v >= kvn, "attention: q {} k {} v {} out {}", q, k,
-            v, out);
-}
-
 }  // namespace
 
 void softmax(std::span<const float> x, std::span<float> y, uint32_t rows, uint32_t n,
@@ -85,70 +74,6 @@ void softmax_ref(std::span<const float> x, std::span<double> y, uint32_t rows, u
       s += yr[j];
     }
     for (uint32_t j = 0; j < n; ++j) yr[j] /= s;
-  }
-}
-
-void attention_decode(std::span<const float> q, std::span<const float> k, std::span<const float> v,
-                      std::span<float> out, const AttentionShape& sh, const AttentionSpec& spec) {
-  check_attention(q.size(), k.size(), v.size(), out.size(), sh);
-  const uint32_t group = sh.n_head / sh.n_kv_head;
-  const size_t kv_row = size_t(sh.n_kv_head) * sh.head_dim;  // stride of one position
-  const float scale = 1.0f / std::sqrt(static_cast<float>(sh.head_dim));
-  std::vector<float> dot(sh.n_ctx), p(sh.n_ctx);
-  for (uint32_t h = 0; h < sh.n_head; ++h) {
-    const uint32_t kh = h / group;
-    const float* qh = q.data() + size_t(h) * sh.head_dim;
-    for (uint32_t j = 0; j < sh.n_ctx; ++j) {
-      const float* kj = k.data() + j * kv_row + size_t(kh) * sh.head_dim;
-      float acc = 0.0f;
-      for (uint32_t d = 0; d < sh.head_dim; ++d) {
-        const float prod = qh[d] * kj[d];
-        acc = acc + prod;
-      }
-      dot[j] = acc;
-    }
-    softmax_row(dot.data(), p.data(), sh.n_ctx, sh.n_ctx, spec.wg, scale);
-    float* oh = out.data() + size_t(h) * sh.head_dim;
-    for (uint32_t d = 0; d < sh.head_dim; ++d) {
-      float acc = 0.0f;
-      for (uint32_t j = 0; j < sh.n_ctx; ++j) {
-        const float prod = p[j] * v[j * kv_row + size_t(kh) * sh.head_dim + d];
-        acc = acc + prod;
-      }
-      oh[d] = acc;
-    }
-  }
-}
-
-void attention_decode_ref(std::span<const float> q, std::span<const float> k,
-                          std::span<const float> v, std::span<double> out,
-                          const AttentionShape& sh) {
-  check_attention(q.size(), k.size(), v.size(), out.size(), sh);
-  const uint32_t group = sh.n_head / sh.n_kv_head;
-  const size_t kv_row = size_t(sh.n_kv_head) * sh.head_dim;
-  const double scale = 1.0 / std::sqrt(double(sh.head_dim));
-  std::vector<double> p(sh.n_ctx);
-  for (uint32_t h = 0; h < sh.n_head; ++h) {
-    const uint32_t kh = h / group;
-    double m = -INFINITY;
-    for (uint32_t j = 0; j < sh.n_ctx; ++j) {
-      double acc = 0.0;
-      for (uint32_t d = 0; d < sh.head_dim; ++d) {
-        acc +=
-            double(q[size_t(h) * sh.head_dim + d]) * k[j * kv_row + size_t(kh) * sh.head_dim + d];
-      }
-      p[j] = acc * scale;
-      m = std::max(m, p[j]);
-    }
-    double s = 0.0;
-    for (uint32_t j = 0; j < sh.n_ctx; ++j) s += (p[j] = std::exp(p[j] - m));
-    for (uint32_t d = 0; d < sh.head_dim; ++d) {
-      double acc = 0.0;
-      for (uint32_t j = 0; j < sh.n_ctx; ++j) {
-        acc += p[j] * v[j * kv_row + size_t(kh) * sh.head_dim + d];
-      }
-      out[size_t(h) * sh.head_dim + d] = acc / s;
-    }
   }
 }
 

@@ -1,0 +1,205 @@
+// Planning, generation and binding of the split attention kernel
+// (attention.wgsl) and its combine (combine.wgsl).
+#include "kernels/attention/attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kernels/attention/twin.hpp"
+#include "util/embedded_wgsl.hpp"
+#include "util/error.hpp"
+#include "util/template.hpp"
+
+namespace blockq::attention {
+
+namespace {
+
+// Workgroup memory of the kernel: qs [HG * HD], es [HG * CHUNK], red [HG * WG] (f32).
+uint64_t shared_bytes(uint32_t hg, uint32_t hd, uint32_t chunk, uint32_t wg) {
+  return uint64_t{hg} * (hd + chunk + wg) * 4;
+}
+
+// The WGSL function `name`(i) -> elements i .. i + 3 (i a multiple of 4) of the
+// cache `buf` (f16: packed two per u32, read as vec2<u32>; f32: vec4f).
+std::string kv_quad(const char* name, const char* buf, bool f16) {
+  if (!f16) return fmt::format("fn {}(i: u32) -> vec4f {{ return {}[i / 4u]; }}\n", name, buf);
+  return fmt::format(
+      "fn {}(i: u32) -> vec4f {{\n  let w = {}[i / 4u];\n  return vec4f(unpack2x16float(w.x), unpack2x16float(w.y));\n}}\n",
+      name, buf);
+}
+
+// The partials [m, n_head, chunks, 2 + head_dim] f32.
+uint64_t part_bytes(const KernelSpec& s) { return uint64_t{s.m} * s.n * chunks(s) * (2 + s.k) * 4; }
+
+}  // namespace
+
+uint32_t chunks(const KernelSpec& s) { return (s.tile + s.tile_n - 1) / s.tile_n; }
+
+uint64_t scratch_bytes(const KernelSpec& s) { return chunks(s) > 1 ? part_bytes(s) : 16; }
+
+KernelSpec plan(const gpu::Context& ctx, const Shape& s, const Options& o) {
+  BQ_CHECK(s.n_head > 0 && s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0 && s.n_ctx > 0,
+           "attention: n_head {} must be a multiple of n_kv_head {}, and n_ctx {} non-zero", s.n_head, s.n_kv_head,
+           s.n_ctx);
+  BQ_CHECK(s.head_dim > 0 && s.head_dim % 4 == 0, "attention: head_dim {} must be a non-zero multiple of 4",
+           s.head_dim);
+  BQ_CHECK(s.kv == Format::F32 || s.kv == Format::F16, "attention: KV cache type {} is not supported (f32 or f16)",
+           traits(s.kv).name);
+  BQ_CHECK(s.q_stride == 0 || s.q_stride >= s.n_head * s.head_dim,
+           "attention: q rows of stride {} cannot hold {} heads of {}", s.q_stride, s.n_head, s.head_dim);
+  const auto& lim = ctx.limits();
+  KernelSpec k;
+  k.op = Op::Attention;
+  k.n = s.n_head;
+  k.k = s.head_dim;
+  k.m = s.m;
+  k.tile = s.n_ctx;
+  k.variant = s.n_kv_head;
+  k.weight.format = s.kv;
+  k.offsets.q = s.q_off;
+  k.offsets.row = s.q_stride;
+  k.max_groups = lim.maxComputeWorkgroupsPerDimension;
+  uint32_t wg = 1;
+  while (wg * 2 <= std::min({o.max_wg, lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX}))
+    wg *= 2;
+  const uint32_t gqa = s.n_head / s.n_kv_head;
+  uint32_t hg = 1;  // the largest divisor of the group <= max_heads
+  for (uint32_t d = 1; d <= std::min(gqa, std::max(o.max_heads, 1u)); ++d)
+    if (gqa % d == 0) hg = d;
+  const uint64_t storage = lim.maxComputeWorkgroupStorageSize;
+  auto chunk_of = [&](uint32_t w) { return o.chunk ? std::max(w, o.chunk / w * w) : w; };
+  // Shrink the heads a workgroup takes, then the workgroup, until it fits.
+  while (shared_bytes(hg, s.head_dim, chunk_of(wg), wg) > storage) {
+    if (hg > 1) {
+      uint32_t d = hg - 1;
+      while (gqa % d) --d;
+      hg = d;
+    } else if (wg > 1) {
+      wg /= 2;
+    } else {
+      break;
+    }
+  }
+  BQ_CHECK(shared_bytes(hg, s.head_dim, chunk_of(wg), wg) <= storage,
+           "attention: head_dim {} does not fit {} bytes of workgroup memory", s.head_dim, storage);
+  k.wg = wg;
+  k.tile_m = hg;
+  k.tile_n = chunk_of(wg);
+  // Longer chunks (while they fit) where the partials would pass the binding limit.
+  while (chunks(k) > 1 && part_bytes(k) > lim.maxStorageBufferBindingSize &&
+         shared_bytes(hg, s.head_dim, k.tile_n + wg, wg) <= storage)
+    k.tile_n += wg;
+  BQ_CHECK(chunks(k) == 1 || part_bytes(k) <= lim.maxStorageBufferBindingSize,
+           "attention: the partials of {} tokens x {} heads x {} chunks ({} bytes) pass the binding limit of {}", s.m,
+           s.n_head, chunks(k), part_bytes(k), lim.maxStorageBufferBindingSize);
+  BQ_CHECK(s.n_head / hg <= k.max_groups && s.m <= k.max_groups && chunks(k) <= k.max_groups,
+           "attention: a grid of {} x {} x {} passes {} workgroups per dimension", s.n_head / hg, s.m, chunks(k),
+           k.max_groups);
+  return k;
+}
+
+std::string wgsl(const KernelSpec& spec) {
+  const bool f16 = spec.weight.format == Format::F16;
+  const uint32_t dw = std::min(spec.k / 4, spec.wg);
+  return Template(wgsl_file("kernels/attention/attention.wgsl"), spec.key())
+      .set_u("WG", spec.wg)
+      .set_u("HG", spec.tile_m)
+      .set_u("N_HEAD", spec.n)
+      .set_u("HD", spec.k)
+      .set_u("N_KV", spec.variant)
+      .set_u("GQA", spec.n / spec.variant)
+      .set_u("CTX", spec.tile)
+      .set_u("CHUNK", spec.tile_n)
+      .set_u("S", chunks(spec))
+      .set_u("DW", dw)
+      .set_u("R", twin::attention_v_groups(spec.wg, spec.k))
+      .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
+      .set_u("Q_OFF", spec.offsets.q)
+      .set_u("Q_ROW", spec.offsets.row ? spec.offsets.row : spec.n * spec.k)
+      .set("KV_Q", f16 ? "vec2<u32>" : "vec4f")
+      .set("KV_FUNCS", kv_quad("k_quad", "kc", f16) + kv_quad("v_quad", "vc", f16))
+      .render();
+}
+
+KernelSpec combine_spec(const gpu::Context& ctx, const KernelSpec& spec) {
+  KernelSpec c = spec;
+  c.op = Op::AttentionCombine;
+  c.weight = {};
+  c.variant = 0;
+  c.offsets = {};
+  c.tile_m = 0;
+  const uint32_t most = std::min(ctx.limits().maxComputeInvocationsPerWorkgroup, ctx.limits().maxComputeWorkgroupSizeX);
+  c.wg = 1;
+  while (c.wg < spec.k && c.wg * 2 <= most) c.wg *= 2;
+  return c;
+}
+
+std::string combine_wgsl(const KernelSpec& spec) {
+  return Template(wgsl_file("kernels/attention/combine.wgsl"), spec.key())
+      .set_u("WG", spec.wg)
+      .set_u("N_HEAD", spec.n)
+      .set_u("HD", spec.k)
+      .set_u("CTX", spec.tile)
+      .set_u("CHUNK", spec.tile_n)
+      .set_u("S", chunks(spec))
+      .render();
+}
+
+uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o) {
+  uint64_t b = scratch_bytes(plan(ctx, s, o));
+  if (o.short_positions) b = std::max(b, scratch_bytes(plan(ctx, s, o.short_plan())));
+  return b;
+}
+
+void Attention::bind(const gpu::Context& ctx, Plan& p, const Args& a, const gpu::Buffer& part) {
+  const std::string key = p.spec.key();
+  p.kernel = &ctx.kernel(key, key, [&] { return wgsl(p.spec); });
+  p.group = ctx.bind(*p.kernel, {{a.q}, {a.k}, {a.v}, {a.pos}, {a.out}, {&part}});
+  if (chunks(p.spec) > 1) {
+    p.comb = combine_spec(ctx, p.spec);
+    const std::string ck = p.comb.key();
+    p.combine = &ctx.kernel(ck, ck, [&] { return combine_wgsl(p.comb); });
+    p.comb_group = ctx.bind(*p.combine, {{&part}, {a.pos}, {a.out}});
+  }
+}
+
+Attention::Attention(const gpu::Context& ctx, const Shape& s, const Args& a, const Options& o) {
+  BQ_CHECK(a.q && a.k && a.v && a.pos && a.out, "attention: a buffer is missing");
+  long_.spec = plan(ctx, s, o);
+  const uint64_t q_bytes = uint64_t{s.m} * s.n_head * s.head_dim * 4;
+  const uint64_t q_in = (s.q_off + uint64_t{s.m - 1} * s.q_row() + s.n_head * s.head_dim) * 4;
+  const uint64_t kv_bytes = uint64_t{s.n_ctx} * s.n_kv_head * s.head_dim * (s.kv == Format::F16 ? 2 : 4);
+  BQ_CHECK(a.q->size() >= q_in && a.out->size() >= q_bytes, "attention: q needs {} bytes and out {}", q_in, q_bytes);
+  BQ_CHECK(a.k->size() >= kv_bytes && a.v->size() >= kv_bytes, "attention: the k/v cache needs {} bytes", kv_bytes);
+  BQ_CHECK(a.pos->size() >= uint64_t{s.m} * 4, "attention: pos needs {} bytes", uint64_t{s.m} * 4);
+  if (o.short_positions) {
+    const KernelSpec sp = plan(ctx, s, o.short_plan());
+    if (sp != long_.spec) {
+      short_.emplace();
+      short_->spec = sp;
+      short_positions_ = o.short_positions;
+    }
+  }
+  const uint64_t need = scratch_bytes(ctx, s, o);
+  const gpu::Buffer* part = a.part;
+  if (!part) {
+    part_ = ctx.create_buffer(need, gpu::kStorage, "attention.partials");
+    part = &part_;
+  }
+  BQ_CHECK(part->size() >= need, "attention: the partials need {} bytes, the scratch has {}", need, part->size());
+  bind(ctx, long_, a, *part);
+  if (short_) bind(ctx, *short_, a, *part);
+}
+
+void Attention::record(gpu::Recorder& rec, uint32_t visible) const {
+  const Plan& p = pick(visible);
+  BQ_ASSERT(p.kernel, "attention: recorded before it was made");
+  const KernelSpec& sp = p.spec;
+  const uint32_t z = std::clamp<uint32_t>((std::min(visible, sp.tile) + sp.tile_n - 1) / sp.tile_n, 1, chunks(sp));
+  rec.dispatch(*p.kernel, p.group, {sp.n / sp.tile_m, sp.m, z});
+  if (z > 1) rec.dispatch(*p.combine, p.comb_group, {p.comb.n, p.comb.m, z});
+}
+
+}  // namespace blockq::attention

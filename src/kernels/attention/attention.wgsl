@@ -1,0 +1,191 @@
+// Attention of M query tokens over an f32 or f16 KV cache (f16 packed two per
+// u32, unpacked exactly to f32), split over positions: workgroup (x, t, c)
+// takes the HG query heads h0 = x * HG .. h0 + HG - 1 (one kv head kh, read
+// once for all of them), token t and the CHUNK positions from c * CHUNK of
+// the n = min(pos[t] + 1, CTX) it sees. Order (twin.hpp): invocation li
+// scores positions li, li + WG, ... of the chunk (each a dot product over d in
+// order), the chunk's max and exp-sum are strided partials reduced by a
+// power-of-two tree, and the V sum runs R position groups of DW lanes, each
+// lane 4 dims (4 positions' loads issued before their sums), the groups summed
+// by a tree. With one chunk dispatched (num_workgroups.z == 1) the
+// workgroup writes out = o / l; otherwise it writes its partial (m, l, o) for
+// combine.wgsl.
+@group(0) @binding(0) var<storage, read> q: array<f32>;           // [M, Q_ROW] from Q_OFF: [N_HEAD, HD] each
+@group(0) @binding(1) var<storage, read> kc: array<{{KV_Q}}>;     // [CTX, N_KV, HD] in quads of 4
+@group(0) @binding(2) var<storage, read> vc: array<{{KV_Q}}>;     // [CTX, N_KV, HD] in quads of 4
+@group(0) @binding(3) var<storage, read> pos: array<u32>;         // [M] the queries' positions
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;   // [M, N_HEAD, HD]
+@group(0) @binding(5) var<storage, read_write> part: array<f32>;  // [M, N_HEAD, S, 2 + HD]: m, l, o
+
+const WG: u32 = {{WG}};
+const HG: u32 = {{HG}};        // query heads per workgroup (they share one kv head)
+const N_HEAD: u32 = {{N_HEAD}};
+const HD: u32 = {{HD}};
+const N_KV: u32 = {{N_KV}};
+const GQA: u32 = {{GQA}};      // query heads per kv head
+const CTX: u32 = {{CTX}};
+const CHUNK: u32 = {{CHUNK}};  // positions per workgroup, a multiple of WG
+const S: u32 = {{S}};          // chunks of the cache: ceil(CTX / CHUNK)
+const HQ: u32 = HD / 4u;       // quads of dims
+const DW: u32 = {{DW}};        // V: lanes of a position group (4 dims each), min(HQ, WG)
+const R: u32 = {{R}};          // V: position groups, a power of two <= WG / DW
+const SCALE: f32 = {{SCALE}};
+const Q_OFF: u32 = {{Q_OFF}};  // token t's query starts at Q_OFF + t * Q_ROW (rows of a fused QKV output)
+const Q_ROW: u32 = {{Q_ROW}};
+const NEG_MAX: f32 = -0x1.fffffep+127f;  // -FLT_MAX, the max identity
+
+// Elements i .. i + 3 (i a multiple of 4) of the k and v caches.
+{{KV_FUNCS}}
+
+// Component e of v without a dynamic index (which would put o in local memory).
+fn component(v: vec4f, e: u32) -> f32 { return select(select(v.x, v.y, e == 1u), select(v.z, v.w, e == 3u), e >= 2u); }
+
+var<workgroup> qs: array<vec4f, HG * HQ>;   // the query heads, staged
+var<workgroup> es: array<f32, HG * CHUNK>;  // scores, then exponentials [HG][CHUNK]
+var<workgroup> red: array<f32, HG * WG>;    // reduction partials [HG][WG]
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) li: u32) {
+  let h0 = wid.x * HG;
+  let kh = h0 / GQA;
+  let t = wid.y;
+  let c = wid.z;
+  let direct = nwg.z == 1u;
+  let n = min(pos[t] + 1u, CTX);  // a padding token's position 0xffffffff sees none
+  let j0 = c * CHUNK;
+  if (j0 >= n) {  // an empty chunk (uniform); alone, it still writes the zeros of n == 0
+    if (direct) {
+      for (var i = li; i < HG * HD; i += WG) { out[(t * N_HEAD + h0) * HD + i] = 0.0; }
+    }
+    return;
+  }
+  let jn = min(n - j0, CHUNK);
+  for (var i = li; i < HG * HQ; i += WG) {
+    let qi = Q_OFF + t * Q_ROW + h0 * HD + 4u * i;
+    qs[i] = vec4f(q[qi], q[qi + 1u], q[qi + 2u], q[qi + 3u]);
+  }
+  workgroupBarrier();
+
+  // Scores: invocation li takes positions li, li + WG, ... of the chunk.
+  var mx: array<f32, HG>;
+  for (var g = 0u; g < HG; g++) { mx[g] = NEG_MAX; }
+  for (var j = li; j < jn; j += WG) {
+    let kb = ((j0 + j) * N_KV + kh) * HD;
+    var acc: array<f32, HG>;  // zeroed explicitly each position (not by the declaration)
+    for (var g = 0u; g < HG; g++) { acc[g] = 0.0; }
+    for (var d = 0u; d < HD; d += 4u) {
+      let kk = k_quad(kb + d);
+      for (var g = 0u; g < HG; g++) {
+        let qv = qs[g * HQ + d / 4u];
+        acc[g] = acc[g] + qv.x * kk.x;
+        acc[g] = acc[g] + qv.y * kk.y;
+        acc[g] = acc[g] + qv.z * kk.z;
+        acc[g] = acc[g] + qv.w * kk.w;
+      }
+    }
+    for (var g = 0u; g < HG; g++) {
+      let s = acc[g] * SCALE;
+      es[g * CHUNK + j] = s;
+      mx[g] = max(mx[g], s);
+    }
+  }
+  for (var g = 0u; g < HG; g++) { red[g * WG + li] = mx[g]; }
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (li < s) {
+      for (var g = 0u; g < HG; g++) { red[g * WG + li] = max(red[g * WG + li], red[g * WG + li + s]); }
+    }
+    workgroupBarrier();
+  }
+  var mc: array<f32, HG>;
+  for (var g = 0u; g < HG; g++) { mc[g] = red[g * WG]; }
+  workgroupBarrier();
+
+  // Exponentials and their sum.
+  var sm: array<f32, HG>;
+  for (var g = 0u; g < HG; g++) { sm[g] = 0.0; }
+  for (var j = li; j < jn; j += WG) {
+    for (var g = 0u; g < HG; g++) {
+      let e = exp(es[g * CHUNK + j] - mc[g]);
+      es[g * CHUNK + j] = e;
+      sm[g] = sm[g] + e;
+    }
+  }
+  for (var g = 0u; g < HG; g++) { red[g * WG + li] = sm[g]; }
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (li < s) {
+      for (var g = 0u; g < HG; g++) { red[g * WG + li] = red[g * WG + li] + red[g * WG + li + s]; }
+    }
+    workgroupBarrier();
+  }
+  var lc: array<f32, HG>;
+  for (var g = 0u; g < HG; g++) { lc[g] = red[g * WG]; }
+  workgroupBarrier();
+
+  // The weighted sum of the values: lane (r, dl) sums dims 4 qd .. 4 qd + 3
+  // over positions r, r + R, ... of the chunk; the R groups meet by a tree in
+  // red, one component at a time.
+  let r = li / DW;
+  let dl = li % DW;
+  let base = ((t * N_HEAD + h0) * S + c) * (2u + HD);  // head h0 + g: base + g * S * (2 + HD)
+  for (var q0 = 0u; q0 < HQ; q0 += DW) {
+    let qd = q0 + dl;
+    let live = r < R && qd < HQ;
+    var o: array<vec4f, HG>;
+    for (var g = 0u; g < HG; g++) { o[g] = vec4f(0.0); }
+    if (live) {
+      let vb = (j0 * N_KV + kh) * HD + 4u * qd;  // position j's quad: vb + j * N_KV * HD
+      var j = r;
+      for (; j + 3u * R < jn; j += 4u * R) {  // four loads in flight
+        let v0 = v_quad(vb + j * N_KV * HD);
+        let v1 = v_quad(vb + (j + R) * N_KV * HD);
+        let v2 = v_quad(vb + (j + 2u * R) * N_KV * HD);
+        let v3 = v_quad(vb + (j + 3u * R) * N_KV * HD);
+        for (var g = 0u; g < HG; g++) {
+          o[g] = o[g] + es[g * CHUNK + j] * v0;
+          o[g] = o[g] + es[g * CHUNK + j + R] * v1;
+          o[g] = o[g] + es[g * CHUNK + j + 2u * R] * v2;
+          o[g] = o[g] + es[g * CHUNK + j + 3u * R] * v3;
+        }
+      }
+      for (; j < jn; j += R) {
+        let v0 = v_quad(vb + j * N_KV * HD);
+        for (var g = 0u; g < HG; g++) { o[g] = o[g] + es[g * CHUNK + j] * v0; }
+      }
+    }
+    for (var e = 0u; e < 4u; e++) {
+      if (live) {
+        for (var g = 0u; g < HG; g++) { red[g * WG + r * DW + dl] = component(o[g], e); }
+      }
+      workgroupBarrier();
+      for (var s = R / 2u; s > 0u; s = s / 2u) {
+        if (live && r < s) {
+          for (var g = 0u; g < HG; g++) {
+            red[g * WG + r * DW + dl] = red[g * WG + r * DW + dl] + red[g * WG + (r + s) * DW + dl];
+          }
+        }
+        workgroupBarrier();
+      }
+      if (live && r == 0u) {
+        let d = 4u * qd + e;
+        for (var g = 0u; g < HG; g++) {
+          let ov = red[g * WG + dl];
+          if (direct) {
+            out[(t * N_HEAD + h0 + g) * HD + d] = ov / lc[g];
+          } else {
+            part[base + g * S * (2u + HD) + 2u + d] = ov;
+          }
+        }
+      }
+      workgroupBarrier();
+    }
+  }
+  if (!direct && li == 0u) {
+    for (var g = 0u; g < HG; g++) {
+      part[base + g * S * (2u + HD)] = mc[g];
+      part[base + g * S * (2u + HD) + 1u] = lc[g];
+    }
+  }
+}

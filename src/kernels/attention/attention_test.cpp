@@ -1,0 +1,168 @@
+// Parity of the attention kernels (attention.wgsl, combine.wgsl) with the twin
+// and with float64, on random q and caches (f32 and f16), GQA groups of 1 to
+// 8, head_dim 32 to 128, one chunk and several, batches of tokens at different
+// positions (a padding token among them), q inside fused QKV rows; outputs
+// poisoned first. Also the plan's limits and its errors.
+#include "kernels/attention/attention.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/attention/twin.hpp"
+#include "quant/half.hpp"
+#include "support/gpu.hpp"
+#include "support/random.hpp"
+#include "util/error.hpp"
+
+namespace blockq::attention {
+namespace {
+
+using testing_support::first_poisoned;
+using testing_support::max_rel_err;
+using testing_support::random_floats;
+
+struct Case {
+  uint32_t n_head, n_kv, hd, n_ctx;
+  std::vector<uint32_t> pos;  // one per token; 0xffffffff: padding
+  Options opt;
+  bool fused_q = false;  // q at offset 0 of rows [q | k | v]
+};
+
+void run_case(const Case& c, Format kv) {
+  gpu::Context& ctx = testing_support::test_context();
+  const uint32_t m = uint32_t(c.pos.size());
+  const uint32_t nq = c.n_head * c.hd, nkv = c.n_kv * c.hd;
+  Shape s{c.n_head, c.n_kv, c.hd, c.n_ctx, m, kv};
+  if (c.fused_q) s.q_stride = nq + 2 * nkv;
+  const auto qrows = random_floats(size_t(m) * s.q_row(), 41, -2.f, 2.f);
+  auto k = random_floats(size_t(c.n_ctx) * nkv, 42), v = random_floats(size_t(c.n_ctx) * nkv, 43, -3.f, 3.f);
+  auto cache = [&](std::vector<float>& x, const char* name) {
+    if (kv == Format::F32) return ctx.storage<float>(x, name);
+    std::vector<uint16_t> h(x.size());
+    for (size_t i = 0; i < x.size(); ++i) h[i] = f32_to_f16(x[i]), x[i] = f16_to_f32(h[i]);
+    return ctx.storage<uint16_t>(h, name);
+  };
+  const gpu::Buffer bq = ctx.storage<float>(qrows, "q"), bk = cache(k, "k"), bv = cache(v, "v");
+  const gpu::Buffer bpos = ctx.storage<uint32_t>(c.pos, "pos");
+  std::vector<float> poison(size_t(m) * nq);
+  testing_support::poison(poison);
+  const gpu::Buffer out = ctx.storage<float>(poison, "out");
+  const Attention att(ctx, s, {&bq, &bk, &bv, &bpos, &out}, c.opt);
+  uint32_t visible = 0;
+  for (uint32_t p : c.pos) visible = std::max(visible, p == 0xffffffffu ? 0u : std::min(p + 1, c.n_ctx));
+  const KernelSpec& sp = att.spec(visible);
+  gpu::Recorder r(ctx);
+  att.record(r, visible);
+  r.submit();
+  const auto got = ctx.download<float>(out);
+  ASSERT_EQ(first_poisoned(got), -1) << "an output was never written";
+  const uint32_t dispatched = std::max(1u, (visible + sp.tile_n - 1) / sp.tile_n);
+  double err_twin = 0, err_ref = 0;
+  for (uint32_t t = 0; t < m; ++t) {
+    const uint32_t n = c.pos[t] == 0xffffffffu ? 0 : std::min(c.pos[t] + 1, c.n_ctx);
+    const std::vector<float> qt(qrows.begin() + size_t(t) * s.q_row(), qrows.begin() + size_t(t) * s.q_row() + nq);
+    std::vector<float> want(nq);
+    std::vector<double> ref(nq);
+    const twin::AttentionShape ts{c.n_head, c.n_kv, c.hd, n};
+    twin::attention_decode(qt, k, v, want, ts, {sp.wg, sp.tile_n, dispatched});
+    twin::attention_decode_ref(qt, k, v, ref, ts);
+    const std::span<const float> g(got.data() + size_t(t) * nq, nq);
+    if (n == 0) {
+      for (float x : g) EXPECT_EQ(x, 0.0f) << "padding token " << t;
+      continue;
+    }
+    err_twin = std::max(err_twin, max_rel_err(g, want));
+    err_ref = std::max(err_ref, max_rel_err(g, ref));
+  }
+  const std::string what =
+      fmt::format("{} {}/{} heads hd {} ctx {} seen {} chunk {} x {} (wg {}, {} heads a workgroup)", traits(kv).name,
+                  c.n_head, c.n_kv, c.hd, c.n_ctx, visible, sp.tile_n, dispatched, sp.wg, sp.tile_m);
+  fmt::print("{}: max rel err vs twin {:.3g}, vs float64 {:.3g}\n", what, err_twin, err_ref);
+  EXPECT_LT(err_twin, 2e-6) << what;  // expf and FMA contraction may differ by ulps
+  EXPECT_LT(err_ref, 2e-5) << what;
+}
+
+class AttentionKernel : public ::testing::TestWithParam<Format> {};
+
+TEST_P(AttentionKernel, OneChunkMatchesTwin) {
+  run_case({4, 2, 64, 48, {0}, {}}, GetParam());
+  run_case({4, 2, 64, 48, {47}, {}}, GetParam());
+  run_case({6, 2, 32, 40, {13, 39, 0xffffffffu}, {}}, GetParam());  // GQA 3, a batch with padding
+}
+
+TEST_P(AttentionKernel, ChunksMatchTwin) {
+  run_case({4, 2, 64, 300, {299}, {.max_wg = 32, .chunk = 64, .short_positions = 0}}, GetParam());
+  run_case({4, 2, 64, 300, {100, 299, 5}, {.max_wg = 32, .chunk = 64, .short_positions = 0}}, GetParam());
+  run_case({8, 1, 128, 200, {150}, {.max_wg = 64, .short_positions = 0}}, GetParam());  // GQA 8
+  run_case({3, 3, 80, 100, {70, 99}, {.max_wg = 16, .chunk = 32, .short_positions = 0}}, GetParam());  // head_dim > wg, no GQA
+}
+
+TEST_P(AttentionKernel, FusedQkvRows) {
+  run_case({4, 2, 32, 64, {10, 63}, {.max_wg = 16, .short_positions = 0}, true}, GetParam());
+}
+
+TEST_P(AttentionKernel, DefaultPlanOverSeveralChunks) {
+  gpu::Context& ctx = testing_support::test_context();
+  const uint32_t wg = plan(ctx, {4, 2, 64, 1, 1, GetParam()}).wg;
+  run_case({4, 2, 64, 2 * wg + 7, {2 * wg + 6}, {.short_positions = 0}}, GetParam());
+  const uint32_t swg = plan(ctx, {4, 2, 64, 1, 1, GetParam()}, Options{}.short_plan()).wg;
+  run_case({4, 2, 64, 2 * swg + 7, {2 * swg + 6}, {}}, GetParam());  // the short plan, over chunks
+}
+
+// Both plans in one attention: the step's visible positions pick the short
+// plan (one head a workgroup, 16 invocations here) up to short_positions and
+// the long one (both heads of a kv head, 32) beyond; each matches the twin.
+TEST_P(AttentionKernel, ShortAndLongPlansSwitchByPosition) {
+  gpu::Context& ctx = testing_support::test_context();
+  const Options o{.max_wg = 32, .max_heads = 8, .short_positions = 100, .short_max_wg = 16, .short_max_heads = 1};
+  const uint64_t cache = 300 * 2 * 64 * (GetParam() == Format::F16 ? 2 : 4);
+  const gpu::Buffer q = ctx.create_buffer(4 * 64 * 4, gpu::kStorage, "q"), k = ctx.create_buffer(cache, gpu::kStorage, "k"),
+                    v = ctx.create_buffer(cache, gpu::kStorage, "v"), pos = ctx.create_buffer(4, gpu::kStorage, "pos"),
+                    out = ctx.create_buffer(4 * 64 * 4, gpu::kStorage, "out");
+  const Attention att(ctx, {4, 2, 64, 300, 1, GetParam()}, {&q, &k, &v, &pos, &out}, o);
+  EXPECT_EQ(att.spec(100).tile_m, 1u);
+  EXPECT_EQ(att.spec(100).wg, 16u);
+  EXPECT_EQ(att.spec(101).tile_m, 2u);
+  EXPECT_EQ(att.spec(101).wg, 32u);
+  run_case({4, 2, 64, 300, {99, 3}, o}, GetParam());
+  run_case({4, 2, 64, 300, {100, 299}, o}, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Kv, AttentionKernel, ::testing::Values(Format::F32, Format::F16),
+                         [](const auto& info) { return std::string(traits(info.param).name); });
+
+TEST(AttentionPlan, FitsTheLimits) {
+  gpu::Context& ctx = testing_support::test_context();
+  const auto& lim = ctx.limits();
+  for (uint32_t hd : {64u, 128u, 256u}) {
+    const KernelSpec s = plan(ctx, {32, 4, hd, 4096, 1, Format::F16});
+    EXPECT_LE(s.wg, lim.maxComputeInvocationsPerWorkgroup);
+    EXPECT_LE(uint64_t{s.tile_m} * (hd + s.tile_n + s.wg) * 4, lim.maxComputeWorkgroupStorageSize);
+    EXPECT_EQ(8 % s.tile_m, 0u);
+    EXPECT_EQ(s.tile_n % s.wg, 0u);
+    EXPECT_EQ(chunks(s), (4096 + s.tile_n - 1) / s.tile_n);
+  }
+}
+
+TEST(AttentionPlan, BadShapesNameTheProblem) {
+  gpu::Context& ctx = testing_support::test_context();
+  auto expect = [&](const Shape& s, const char* needle) {
+    try {
+      plan(ctx, s);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect({6, 4, 64, 16}, "multiple of n_kv_head");
+  expect({4, 2, 62, 16}, "head_dim 62");
+  expect({4, 2, 64, 16, 1, Format::Q8_0}, "not supported");
+  expect({4, 2, 64, 16, 1, Format::F32, 0, 100}, "stride 100");
+}
+
+}  // namespace
+}  // namespace blockq::attention

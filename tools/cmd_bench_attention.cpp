@@ -1,0 +1,89 @@
+// `blockq bench attention`: the split attention kernel for one token at given
+// positions (bench/attention_bench.cpp), with the streaming-read bandwidth of
+// the same run as the ceiling; a table or --json.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench.hpp"
+#include "tools/commands.hpp"
+#include "tools/context.hpp"
+#include "util/error.hpp"
+
+namespace blockq::tools {
+namespace {
+
+bench::AttentionHeads parse_heads(const std::string& s) {  // "32/8x128"
+  const auto slash = s.find('/'), x = s.find('x');
+  BQ_CHECK(slash != std::string::npos && x != std::string::npos && slash < x, "heads '{}' is not NHEAD/NKVxHEAD_DIM",
+           s);
+  return {uint32_t(std::stoul(s.substr(0, slash))), uint32_t(std::stoul(s.substr(slash + 1, x - slash - 1))),
+          uint32_t(std::stoul(s.substr(x + 1)))};
+}
+
+void add_bench_attention(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = bench_group(app).add_subcommand("attention", "Attention over a KV cache for one token, by position");
+  struct Opts {
+    std::string heads = "32/8x128,15/5x64";  // llama-3-8b, smollm2-360m
+    std::string positions = "40,256,1024,4095";
+    std::string kv = "f16";
+    uint32_t n_ctx = 0, max_wg = 256, chunk = 0, max_heads = 8, short_positions = 2048, short_wg = 128, short_heads = 1;
+    int samples = 15;
+    uint64_t bw_bytes = 1ull << 30;
+    bool json = false;
+  };
+  static Opts o;
+  cmd->add_option("--heads", o.heads, "Comma-separated NHEAD/NKVxHEAD_DIM (query heads / kv heads x head dim)");
+  cmd->add_option("--positions", o.positions, "Comma-separated positions of the token (it sees position + 1)");
+  cmd->add_option("--kv-type", o.kv, "KV cache element type: f16 or f32");
+  cmd->add_option("--ctx", o.n_ctx, "Cache positions (0: the largest position + 1)");
+  cmd->add_option("--max-wg", o.max_wg, "Largest workgroup to plan");
+  cmd->add_option("--chunk", o.chunk, "Positions per workgroup (0: the planned workgroup size)");
+  cmd->add_option("--max-heads", o.max_heads, "The most query heads a workgroup takes");
+  cmd->add_option("--short-positions", o.short_positions,
+                  "Up to this many visible positions run the short plan (0: the plan above everywhere)");
+  cmd->add_option("--short-max-wg", o.short_wg, "The short plan's largest workgroup");
+  cmd->add_option("--short-max-heads", o.short_heads, "The short plan's most heads a workgroup");
+  cmd->add_option("--samples", o.samples, "Timed passes per case (median)");
+  cmd->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
+  cmd->add_flag("--json", o.json, "Print JSON");
+  cmd->callback([&g] {
+    auto ctx = make_context(g);
+    bench::AttentionBenchOptions bo;
+    for (const auto& h : split_list(o.heads)) bo.heads.push_back(parse_heads(h));
+    bo.positions.clear();
+    for (const auto& p : split_list(o.positions)) bo.positions.push_back(uint32_t(std::stoul(p)));
+    BQ_CHECK(!bo.heads.empty() && !bo.positions.empty(), "bench attention: no heads or positions");
+    BQ_CHECK(o.kv == "f16" || o.kv == "f32", "--kv-type '{}': f16 or f32", o.kv);
+    bo.kv = o.kv == "f16" ? Format::F16 : Format::F32;
+    bo.n_ctx = o.n_ctx;
+    bo.options = {o.max_wg, o.chunk, o.max_heads, o.short_positions, o.short_wg, o.short_heads};
+    bo.samples = o.samples;
+    const auto bw = measure_read_bandwidth(ctx, o.bw_bytes);
+    const auto rows = bench::bench_attention(ctx, bo, bw);
+    if (o.json) {
+      nlohmann::json j;
+      j["device"] = ctx.adapter().name();
+      j["bandwidth_gbps"] = bw.gbps;
+      j["timestamps"] = bw.gpu_timestamps;
+      for (const auto& r : rows)
+        j["rows"].push_back({{"n_head", r.heads.n_head}, {"n_kv", r.heads.n_kv}, {"head_dim", r.heads.head_dim},
+                             {"position", r.position}, {"chunks", r.chunks}, {"us", r.us}, {"bytes", r.bytes},
+                             {"gbps", r.gbps}, {"ratio", r.ratio}, {"spec", r.spec}, {"copies", r.copies}});
+      fmt::print("{}\n", j.dump(1));
+      return;
+    }
+    fmt::print("device {} | streaming read {:.1f} GB/s ({} MiB, {} samples, {}) | kv {}\n", ctx.adapter().name(),
+               bw.gbps, bw.bytes >> 20, bw.samples, bw.gpu_timestamps ? "timestamp queries" : "wall clock", o.kv);
+    fmt::print("\n{:<12} {:>8} {:>7} {:>10} {:>10} {:>9} {:>7}  {}\n", "heads", "position", "chunks", "us/call",
+               "MB read", "GB/s", "of bw", "kernel (copies rotated)");
+    for (const auto& r : rows)
+      fmt::print("{:<12} {:>8} {:>7} {:>10.2f} {:>10.3f} {:>9.1f} {:>6.1f}%  {} ({})\n",
+                 fmt::format("{}/{}x{}", r.heads.n_head, r.heads.n_kv, r.heads.head_dim), r.position, r.chunks, r.us,
+                 r.bytes / 1e6, r.gbps, 100 * r.ratio, r.spec, r.copies);
+  });
+}
+
+}  // namespace
+BQ_REGISTER_COMMAND(add_bench_attention);
+}  // namespace blockq::tools
