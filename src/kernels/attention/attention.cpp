@@ -30,6 +30,30 @@ std::string kv_quad(const char* name, const char* buf, bool f16) {
       name, buf);
 }
 
+// The scores' inner block: KB quads of the k row loaded, then summed into
+// each of the HG heads' acc in d order, written out per head (a loop over the
+// heads around this body was left rolled by NVIDIA's compiler, acc then in
+// local memory).
+std::string k_block(uint32_t kb, uint32_t hg) {
+  std::string s;
+  for (uint32_t i = 0; i < kb; ++i) s += fmt::format("      let k{} = k_quad(kb + d + {}u);\n", i, 4 * i);
+  for (uint32_t g = 0; g < hg; ++g)
+    for (uint32_t i = 0; i < kb; ++i) {
+      s += fmt::format("      let q{}_{} = qs[{}u * HQ + d / 4u + {}u];\n", g, i, g, i);
+      for (const char* c : {"x", "y", "z", "w"})
+        s += fmt::format("      acc[{}] = acc[{}] + q{}_{}.{} * k{}.{};\n", g, g, g, i, c, i, c);
+    }
+  s.pop_back();
+  return s;
+}
+
+// Quads of a k row in flight: the largest of 8, 4, 2, 1 dividing head_dim / 4.
+uint32_t k_quads(uint32_t head_dim) {
+  uint32_t kb = 8;
+  while ((head_dim / 4) % kb) kb /= 2;
+  return kb;
+}
+
 // The partials [m, n_head, chunks, 2 + head_dim] f32.
 uint64_t part_bytes(const KernelSpec& s) { return uint64_t{s.m} * s.n * chunks(s) * (2 + s.k) * 4; }
 
@@ -115,6 +139,8 @@ std::string wgsl(const KernelSpec& spec) {
       .set_u("S", chunks(spec))
       .set_u("DW", dw)
       .set_u("R", twin::attention_v_groups(spec.wg, spec.k))
+      .set_u("KB", k_quads(spec.k))
+      .set("K_BLOCK", k_block(k_quads(spec.k), spec.tile_m))
       .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
       .set_u("Q_OFF", spec.offsets.q)
       .set_u("Q_ROW", spec.offsets.row ? spec.offsets.row : spec.n * spec.k)

@@ -27,6 +27,7 @@ const CTX: u32 = {{CTX}};
 const CHUNK: u32 = {{CHUNK}};  // positions per workgroup, a multiple of WG
 const S: u32 = {{S}};          // chunks of the cache: ceil(CTX / CHUNK)
 const HQ: u32 = HD / 4u;       // quads of dims
+const KB: u32 = {{KB}};        // scores: quads of a k row in flight at once (divides HQ)
 const DW: u32 = {{DW}};        // V: lanes of a position group (4 dims each), min(HQ, WG)
 const R: u32 = {{R}};          // V: position groups, a power of two <= WG / DW
 const SCALE: f32 = {{SCALE}};
@@ -74,15 +75,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     let kb = ((j0 + j) * N_KV + kh) * HD;
     var acc: array<f32, HG>;  // zeroed explicitly each position (not by the declaration)
     for (var g = 0u; g < HG; g++) { acc[g] = 0.0; }
-    for (var d = 0u; d < HD; d += 4u) {
-      let kk = k_quad(kb + d);
-      for (var g = 0u; g < HG; g++) {
-        let qv = qs[g * HQ + d / 4u];
-        acc[g] = acc[g] + qv.x * kk.x;
-        acc[g] = acc[g] + qv.y * kk.y;
-        acc[g] = acc[g] + qv.z * kk.z;
-        acc[g] = acc[g] + qv.w * kk.w;
-      }
+    for (var d = 0u; d < HD; d += 4u * KB) {  // KB quads of the row loaded before their sums
+{{K_BLOCK}}
     }
     for (var g = 0u; g < HG; g++) {
       let s = acc[g] * SCALE;
