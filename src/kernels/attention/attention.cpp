@@ -173,6 +173,15 @@ std::string combine_wgsl(const KernelSpec& spec) {
       .render();
 }
 
+KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible) {
+  if (o.short_positions && visible <= o.short_positions) return plan(ctx, s, o.short_plan());
+  return plan(ctx, s, o);
+}
+
+uint32_t dispatched_chunks(const KernelSpec& sp, uint32_t visible) {
+  return std::clamp<uint32_t>((std::min(visible, sp.tile) + sp.tile_n - 1) / sp.tile_n, 1, chunks(sp));
+}
+
 uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o) {
   uint64_t b = scratch_bytes(plan(ctx, s, o));
   if (o.short_positions) b = std::max(b, scratch_bytes(plan(ctx, s, o.short_plan())));
@@ -223,7 +232,7 @@ void Attention::record(gpu::Recorder& rec, uint32_t visible) const {
   const Plan& p = pick(visible);
   BQ_ASSERT(p.kernel, "attention: recorded before it was made");
   const KernelSpec& sp = p.spec;
-  const uint32_t z = std::clamp<uint32_t>((std::min(visible, sp.tile) + sp.tile_n - 1) / sp.tile_n, 1, chunks(sp));
+  const uint32_t z = dispatched_chunks(sp, visible);
   rec.dispatch(*p.kernel, p.group, {sp.n / sp.tile_m, sp.m, z});
   if (z > 1) rec.dispatch(*p.combine, p.comb_group, {p.comb.n, p.comb.m, z});
 }

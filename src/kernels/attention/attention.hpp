@@ -56,6 +56,11 @@ uint32_t chunks(const KernelSpec& spec);
 uint64_t scratch_bytes(const KernelSpec& spec);
 uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o = {});
 std::string wgsl(const KernelSpec& spec);
+// The plan a step whose tokens see at most `visible` positions runs: the
+// short plan up to o.short_positions (where it differs), else plan(ctx, s, o).
+KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible);
+// Chunks dispatched for `visible` positions: ceil(visible / chunk), 1 to chunks(spec).
+uint32_t dispatched_chunks(const KernelSpec& spec, uint32_t visible);
 // op AttentionCombine of the same shape.
 KernelSpec combine_spec(const gpu::Context& ctx, const KernelSpec& spec);
 std::string combine_wgsl(const KernelSpec& spec);

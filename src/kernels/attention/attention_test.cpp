@@ -2,7 +2,8 @@
 // and with float64, on random q and caches (f32 and f16), GQA groups of 1 to
 // 8, head_dim 32 to 128, one chunk and several, batches of tokens at different
 // positions (a padding token among them), q inside fused QKV rows; outputs
-// poisoned first. Also the plan's limits and its errors.
+// poisoned first. Also the plan's limits and its errors, and the contract's
+// cases run and replayed as exported Programs.
 #include "kernels/attention/attention.hpp"
 
 #include <fmt/format.h>
@@ -12,7 +13,9 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/attention/register.hpp"
 #include "kernels/attention/twin.hpp"
+#include "kernels/common/registry.hpp"
 #include "quant/half.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
@@ -162,6 +165,27 @@ TEST(AttentionPlan, BadShapesNameTheProblem) {
   expect({4, 2, 62, 16}, "head_dim 62");
   expect({4, 2, 64, 16, 1, Format::Q8_0}, "not supported");
   expect({4, 2, 64, 16, 1, Format::F32, 0, 100}, "stride 100");
+}
+
+// Every case of the blockq.Attention contract passes natively (under this
+// binary's limits profile), and each exported Program, replayed natively,
+// gives the twin's output.
+TEST(AttentionContract, EveryTestCasePassesAndReplays) {
+  register_kernels();
+  gpu::Context& ctx = testing_support::test_context();
+  const auto& e = kernels::find_kernel("blockq.Attention");
+  (void)kernels::load_bench(e);  // schema-checked too
+  for (const auto& tc : kernels::load_tests(e).cases) {
+    const auto r = e.run_case(ctx, tc);
+    fmt::print("{} {}: vs twin {:.3g} (tol {:.3g}), vs f64 {:.3g} (tol {:.3g}) {}\n", r.pass ? "PASS" : "FAIL", r.name,
+               r.max_rel_vs_twin, r.tol_twin, r.max_rel_vs_ref, r.tol_ref, r.detail);
+    EXPECT_TRUE(r.pass) << r.name << ": " << r.detail;
+    if (!tc.expect_error.empty()) continue;
+    const kernels::Program p = e.export_case(ctx, tc);
+    const auto outs = kernels::run_program(ctx, p);
+    ASSERT_EQ(outs.size(), 1u);
+    EXPECT_LE(kernels::max_rel(outs[0], p.outputs[0].expected), p.outputs[0].tolerance) << tc.name << " replayed";
+  }
 }
 
 }  // namespace

@@ -125,6 +125,7 @@ BenchRow time_body(gpu::Context& ctx, int samples, const std::function<void(gpu:
 }  // namespace blockq::kernels
 
 // Each family's register function (declared in its register.hpp).
+#include "kernels/attention/register.hpp"
 #include "kernels/gather/register.hpp"
 #include "kernels/matvec/register.hpp"
 
@@ -134,6 +135,7 @@ namespace blockq::kernels {
 // register.hpp include above and one line here. Inline, so that only the
 // binaries calling it (the CLI) need every family's library.
 inline void register_all_kernels() {
+  attention::register_kernels();
   gather::register_kernels();
   matvec::register_kernels();
 }
