@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19|regs]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19|regs|attention]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -512,4 +512,26 @@ if [ "$mode" = regs ]; then
   grep -E "^q" "$OUT/regs_bench.txt" | awk '{print $1, $2, $3, $4, $7, $8}'
   echo "== driver statistics (regs a thread, workgroup memory, spilled bytes a thread, binary bytes, kernel)"
   grep -v "^stream_read" "$OUT/regs.txt"
+fi
+if [ "$mode" = attention ]; then
+  # The attention family (session 28): its tests and contract, the kernel by
+  # position for three models' heads, its registers, and the end-to-end token
+  # time at short and long positions (bench run prints the per-family split).
+  timeout 120 $B/test_k_attention > "$OUT/test_attention.log" 2>&1
+  echo "test_k_attention exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_attention.log" | tr '\n' ' ')"
+  timeout 200 $B/blockq kernels bench blockq.Attention > "$OUT/attention_contract_bench.txt" 2>&1
+  echo "kernels bench exit $?"
+  rm -rf "$OUT/shaders"
+  timeout 200 $B/blockq --dump-shaders "$OUT/shaders" bench attention --heads 32/8x128,32/8x64,15/5x64 \
+    --positions 40,256,1024,2048,2049,4095,8191 > "$OUT/attention.txt" 2>&1
+  [ -x $B/vkstats ] && $B/vkstats "$OUT/shaders" > "$OUT/attention_regs.txt" 2>&1
+  rm -rf "$OUT/shaders"
+  for run in "llama-3-8b q4_0 8" "llama-3-8b q4_0 1000" "llama-3-8b q4_0 4000" "smollm2-360m q8_0 8" "smollm2-360m q8_0 2000"; do
+    set -- $run
+    timeout 250 $B/blockq bench run --preset $1 --type $2 -p $3 -n 32 --crossover 16 --samples 5 > "$OUT/run-$1-$3.txt" 2>&1
+    echo "== $1 $2 p=$3: $(grep -E '^(generation|  attention|  total)' "$OUT/run-$1-$3.txt" | tr -s ' ' | tr '\n' '|')"
+  done
+  echo "== bench attention (heads, position, chunks, us, MB read, GB/s, % of the read)"
+  grep -E "^[0-9]" "$OUT/attention.txt" | awk '{print $1, $2, $3, $4, $5, $6, $7}'
+  grep -v "^stream_read" "$OUT/attention_regs.txt" 2>/dev/null
 fi
