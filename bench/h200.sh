@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19|regs|attention]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19|regs|attention|host]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -534,4 +534,24 @@ if [ "$mode" = attention ]; then
   echo "== bench attention (heads, position, chunks, us, MB read, GB/s, % of the read)"
   grep -E "^[0-9]" "$OUT/attention.txt" | awk '{print $1, $2, $3, $4, $5, $6, $7}'
   grep -v "^stream_read" "$OUT/attention_regs.txt" 2>/dev/null
+fi
+if [ "$mode" = host ]; then
+  # A generated token's host time (session 29): bench run's StepTimes with the
+  # defaults (encoding ahead, submits of 1, 2, 4, ... layers) and as before
+  # (one submit, encoded after the id), then blockq run with its default
+  # sampling on the same synthetic models.
+  timeout 200 $B/test_model --gtest_filter='*EncodeAhead*:SubmitPieces*:Sampler*' > "$OUT/test_host.log" 2>&1
+  echo "test_model (host) exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_host.log" | tr '\n' ' ')"
+  for m in "smollm2-360m q8_0" "llama-3.2-1b q4_0" "llama-3-8b q4_0"; do
+    for v in "" "--no-encode-ahead --submit-pieces 1"; do
+      set -- $m
+      timeout 150 $B/blockq bench run --preset $1 --type $2 -p 8 -n 64 --crossover 16 --samples 3 $v \
+        > "$OUT/run.txt" 2>&1
+      echo "== $1 $2 ${v:-(defaults)}: $(grep -E '^(generation|dispatches|  total)' "$OUT/run.txt" | tr -s ' ' | tr '\n' '|')"
+      grep -E '^host' "$OUT/run.txt"
+      f=$(sed -n 's/^model *\([^ ]*\) .*/\1/p' "$OUT/run.txt")
+    done
+    timeout 100 $B/blockq run -m "$f" -p "Once upon a time" -n 128 --ignore-eos --seed 3 > /dev/null 2> "$OUT/gen.err"
+    echo "blockq run: $(grep -o 'generation.*' "$OUT/gen.err")"
+  done
 fi

@@ -11,6 +11,7 @@
 
 #include "model/default_model.hpp"
 #include "model/gpu_model.hpp"
+#include "model/sampler.hpp"
 #include "tools/commands.hpp"
 #include "tools/context.hpp"
 #include "util/error.hpp"
@@ -49,7 +50,9 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
                      .crossover = a.load.crossover >= 0 ? std::optional<uint32_t>(a.load.crossover) : std::nullopt,
                      .kv_type = model::kv_type_from_name(a.load.kv_type),
                      .fuse_qkv = !a.no_fuse_qkv,
-                     .int8_activations = a.load.int8_activations});
+                     .int8_activations = a.load.int8_activations,
+                     .encode_ahead = a.load.encode_ahead,
+                     .submit_pieces = a.load.submit_pieces});
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
 
@@ -61,14 +64,17 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   const auto t0 = clock::now();
   std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
   const auto t_prompt = clock::now();
-  auto argmax = [](std::span<const float> v) {
-    return model::TokenId(std::max_element(v.begin(), v.end()) - v.begin());
-  };
-  model::TokenId next = argmax(logits);
+  model::Sampler greedy;  // temperature 0: the first highest logit
+  model::TokenId next = greedy.sample(logits);
   const auto t_first = clock::now();
+  std::vector<model::StepTimes> steps;  // host time of each generated token
+  std::vector<double> pick_us;          // the greedy sampler over its logits
   for (int i = 0; i < a.n_gen; ++i) {
     logits = m.eval(next);
-    next = argmax(logits);
+    steps.push_back(m.last_step());
+    const auto t_pick = clock::now();
+    next = greedy.sample(logits);
+    pick_us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t_pick).count());
   }
   const auto t_end = clock::now();
   const double pp = secs(t_prompt - t0), gen = secs(t_end - t_first);
@@ -89,8 +95,28 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
                            : "token by token");
   fmt::print("generation {} tokens, {:.1f} tokens/s\n", a.n_gen, a.n_gen / gen);
   fmt::print("first tok  {:.1f} ms (prompt of {} tokens + sampling)\n", 1e3 * secs(t_first - t0), a.n_prompt);
-  fmt::print("dispatches {} per token (Q, K, V fused in {} of {} layers)\n", m.dispatches_per_token(),
-             m.fused_qkv_layers(), c.n_layer);
+  {  // where a generated token's wall time goes on the host, medians over the tokens
+    auto med = [](std::vector<double> v) {
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      return v[v.size() / 2];
+    };
+    auto of = [&](double model::StepTimes::*f) {
+      std::vector<double> v;
+      for (const auto& s : steps) v.push_back(s.*f);
+      return med(v);
+    };
+    std::vector<double> totals;
+    for (const auto& s : steps) totals.push_back(s.total());
+    const auto ahead = std::count_if(steps.begin(), steps.end(), [](const auto& s) { return s.encoded_ahead; });
+    fmt::print("host       per generated token, median us: inputs {:.1f}, encode {:.1f}, submit {:.1f}, "
+               "encode ahead {:.1f}, wait {:.1f}, logits read {:.1f}, greedy pick {:.1f}; eval {:.1f} "
+               "({} of {} tokens encoded ahead)\n",
+               of(&model::StepTimes::inputs), of(&model::StepTimes::encode), of(&model::StepTimes::submit),
+               of(&model::StepTimes::ahead), of(&model::StepTimes::wait), of(&model::StepTimes::read), med(pick_us),
+               med(totals), ahead, steps.size());
+  }
+  fmt::print("dispatches {} per token in {} submit{} (Q, K, V fused in {} of {} layers)\n", m.dispatches_per_token(),
+             m.submits_per_step(), m.submits_per_step() == 1 ? "" : "s", m.fused_qkv_layers(), c.n_layer);
 
   // Breakdown at the current position: each family's dispatches of one token.
   m.set_inputs(next);

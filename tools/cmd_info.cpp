@@ -31,6 +31,7 @@ nlohmann::json info_json(const gpu::Context& ctx) {
   j["subgroupMaxSize"] = a.subgroup_max;
   j["toggles"] = ctx.toggles();
   j["profile"] = ctx.low_end() ? "low-end" : "adapter";
+  j["timedWaits"] = ctx.timed_waits();
   return j;
 }
 
@@ -47,6 +48,8 @@ void print_human(const gpu::Context& ctx) {
                                       : std::string("off"));
   fmt::print("features     {}\n", fmt::join(ctx.features().names, ", "));
   fmt::print("toggles      {}\n", fmt::join(ctx.toggles(), ", "));
+  fmt::print("waits        {}\n", ctx.timed_waits() ? "timed (wgpuInstanceWaitAny blocks with a timeout)"
+                                                       : "polled (wgpuInstanceWaitAny without a timeout, then a nap)");
   fmt::print("limits (device / adapter):\n");
   auto dev = gpu::limit_entries(ctx.limits());
   auto ad = gpu::limit_entries(ctx.adapter_limits());

@@ -48,7 +48,9 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true, .batch = a.load.batch,
                      .crossover = a.load.crossover >= 0 ? std::optional<uint32_t>(a.load.crossover) : std::nullopt,
                      .kv_type = model::kv_type_from_name(a.load.kv_type),
-                     .int8_activations = a.load.int8_activations});
+                     .int8_activations = a.load.int8_activations,
+                     .encode_ahead = a.load.encode_ahead,
+                     .submit_pieces = a.load.submit_pieces});
   const auto& c = m.config();
   const auto& mem = m.memory();
   std::fprintf(stderr,

@@ -60,6 +60,14 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                 "Token matvecs of integer-format weights with >= 2^24 elements quantize x to int8 per block of 32 "
                 "and sum with dot4I8Packed (the default, where the adapter has packed dot4); --f32-activations: "
                 "f32 x everywhere");
+  cmd->add_flag("!--no-encode-ahead", a.encode_ahead,
+                "Encode each token's command buffer after its id is known, not while the GPU runs the token before "
+                "(for comparison)");
+  cmd->add_option("--submit-pieces", a.submit_pieces,
+                  "Submit a step's dispatches in this many pieces of about as many layers (1: one submit; 0: pieces of "
+                  "1, 2, 4, ... layers): the GPU starts on the first while the next is submitted")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
 }
 
 }  // namespace blockq::tools

@@ -30,6 +30,8 @@ struct ModelLoadArgs {
   int crossover = -1;          // matvec/gemm switch for prompts (-1: measured)
   std::string kv_type = "f16";
   bool int8_activations = true;  // false: --f32-activations
+  bool encode_ahead = true;      // false: --no-encode-ahead
+  uint32_t submit_pieces = 0;    // --submit-pieces (0: 1, 2, 4, ... layers)
 };
 void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a);
 

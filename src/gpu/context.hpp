@@ -122,6 +122,9 @@ class Context {
   const std::vector<std::string>& toggles() const { return toggles_; }
   LimitsProfile profile() const { return profile_; }
   bool low_end() const { return profile_ == LimitsProfile::LowEnd; }
+  // Whether wait() blocks in wgpuInstanceWaitAny with a timeout (the
+  // instance's timedWaitAnyEnable) or polls it with growing naps.
+  bool timed_waits() const { return timed_wait_; }
 
   WGPUInstance instance() const { return instance_.get(); }
   WGPUDevice device() const { return device_.get(); }

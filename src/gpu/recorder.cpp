@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "util/error.hpp"
 
 namespace blockq::gpu {
@@ -84,15 +86,22 @@ void Recorder::resolve(WGPUQuerySet qs, uint32_t first, uint32_t count, const Bu
   wgpuCommandEncoderResolveQuerySet(enc_.get(), qs, first, count, dst.get(), 0);
 }
 
-void Recorder::submit() {
+Handle<WGPUCommandBuffer> Recorder::finish() {
   end_pass();
-  if (!enc_) return;
+  if (!enc_) return {};
   WGPUCommandBufferDescriptor d{};
   Handle<WGPUCommandBuffer> cmd(wgpuCommandEncoderFinish(enc_.get(), &d));
-  WGPUCommandBuffer raw = cmd.get();
-  wgpuQueueSubmit(ctx_.queue(), 1, &raw);
   enc_.reset();
-  ctx_.check("submit of " + label_);
+  return cmd;
+}
+
+void Recorder::submit() { gpu::submit(ctx_, finish(), label_); }
+
+void submit(const Context& ctx, Handle<WGPUCommandBuffer> cmd, std::string_view label) {
+  if (!cmd) return;
+  WGPUCommandBuffer raw = cmd.get();
+  wgpuQueueSubmit(ctx.queue(), 1, &raw);
+  ctx.check(fmt::format("submit of {}", label));
 }
 
 double Timing::median() const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/context.hpp"
@@ -36,6 +37,9 @@ class Recorder {
   void resolve(WGPUQuerySet qs, uint32_t first, uint32_t count, const Buffer& dst);
   // Finishes and submits; the recorder can be reused afterwards.
   void submit();
+  // Ends the pass and finishes the command buffer without submitting it
+  // (empty when nothing was recorded); the recorder can be reused afterwards.
+  Handle<WGPUCommandBuffer> finish();
   uint32_t dispatches() const { return dispatches_; }
 
  private:
@@ -49,6 +53,10 @@ class Recorder {
   bool has_pending_ts_ = false;
   uint32_t dispatches_ = 0;
 };
+
+// Submits a finished command buffer (nothing when empty); `label` names it
+// in an error.
+void submit(const Context& ctx, Handle<WGPUCommandBuffer> cmd, std::string_view label);
 
 // Times `body` with timestamp queries when the device has them: `samples`
 // passes, each recording `body` once, all in one submit; returns nanoseconds

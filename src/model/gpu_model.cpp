@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -234,7 +234,11 @@ uint32_t GpuModel::fused_qkv_layers() const {
   for (const Layer& L : impl_->layers) n += L.fused;
   return n;
 }
-void GpuModel::reset() { impl_->n_past = 0; }
+void GpuModel::reset() {
+  impl_->n_past = 0;
+  impl_->ahead.clear();
+}
+const StepTimes& GpuModel::last_step() const { return impl_->times; }
 
 void GpuModel::set_inputs(std::span<const TokenId> tokens) {
   Impl& m = *impl_;
@@ -264,10 +268,24 @@ void GpuModel::set_inputs(TokenId token) { set_inputs(std::span<const TokenId>(&
 std::span<const float> GpuModel::eval(TokenId token) { return eval_step(std::span<const TokenId>(&token, 1)); }
 
 std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
+  using clock = std::chrono::steady_clock;
+  auto us = [](clock::time_point a, clock::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+  };
   Impl& m = *impl_;
+  StepTimes& st = m.times;
+  const auto t0 = clock::now();
   set_inputs(tokens);
-  record(*m.rec);
-  m.rec->submit();
+  const auto t1 = clock::now();
+  std::vector<gpu::Handle<WGPUCommandBuffer>> cmds;
+  st.encoded_ahead = m.vi == 0 && !m.ahead.empty() && m.ahead_pos == m.n_past;
+  if (st.encoded_ahead) cmds = std::move(m.ahead);
+  m.ahead.clear();
+  if (cmds.empty()) cmds = m.encode_step({.vi = m.vi, .visible = m.visible_now()});
+  const auto t2 = clock::now();
+  m.unmap_logits();  // the step copies the new logits into the buffer
+  for (auto& c : cmds) gpu::submit(*m.ctx, std::move(c), "forward");
+  const auto t3 = clock::now();
   struct Map {
     bool done = false, ok = false;
     std::string message;
@@ -281,20 +299,39 @@ std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
   };
   cb.userdata1 = &map;
   const uint64_t bytes = uint64_t{m.cfg.n_vocab} * 4;
-  m.ctx->wait(wgpuBufferMapAsync(m.readback.get(), WGPUMapMode_Read, 0, (bytes + 3) & ~uint64_t{3}, cb),
-              "the logits");
+  const WGPUFuture mapped = wgpuBufferMapAsync(m.readback.get(), WGPUMapMode_Read, 0, (bytes + 3) & ~uint64_t{3}, cb);
+  // While the GPU runs: the next single token's buffer (position n_past + m,
+  // which sees n_past + m + 1 positions; any id).
+  const uint32_t next = m.n_past + m.m;
+  if (m.opt.encode_ahead && next < m.n_ctx) {
+    m.ahead = m.encode_step({.vi = 0, .visible = next + 1, .every_embed_chunk = true});
+    m.ahead_pos = next;
+  }
+  const auto t4 = clock::now();
+  m.ctx->wait(mapped, "the logits");
+  const auto t5 = clock::now();
   m.ctx->check("forward pass");
   BQ_CHECK(map.ok, "could not map the logits: {}", map.message);
   const void* p = wgpuBufferGetConstMappedRange(m.readback.get(), 0, (bytes + 3) & ~uint64_t{3});
+  if (!p) wgpuBufferUnmap(m.readback.get());
   BQ_CHECK(p, "no mapped range for the logits");
-  std::memcpy(m.host_logits.data(), p, bytes);
-  wgpuBufferUnmap(m.readback.get());
+  // The logits stay mapped until the next step (no copy): the caller reads
+  // them where the GPU's copy left them.
+  m.logits_mapped = true;
+  m.last_logits = std::span<const float>(static_cast<const float*>(p), m.cfg.n_vocab);
   m.n_past += m.m;
-  return m.host_logits;
+  const auto t6 = clock::now();
+  st.inputs = us(t0, t1);
+  st.encode = us(t1, t2);
+  st.submit = us(t2, t3);
+  st.ahead = us(t3, t4);
+  st.wait = us(t4, t5);
+  st.read = us(t5, t6);
+  return m.last_logits;
 }
 
 std::span<const float> GpuModel::eval(std::span<const TokenId> tokens) {
-  std::span<const float> out = impl_->host_logits;
+  std::span<const float> out = impl_->last_logits;
   const size_t b = impl_->batch;
   for (size_t i = 0; i < tokens.size();) {
     const size_t n = std::min(b, tokens.size() - i);

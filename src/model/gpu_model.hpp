@@ -39,6 +39,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "gguf/gguf.hpp"
 #include "gpu/context.hpp"
@@ -72,6 +73,36 @@ struct GpuModelOptions {
   // everywhere.
   bool int8_activations = true;
   std::optional<uint64_t> int8_min_elements;
+  // While the GPU runs a step, encode the command buffer of a single token
+  // at the next position, so that a following eval(token) only writes the
+  // token's id and submits (the buffer does not depend on the id: it runs
+  // every embedding chunk, each of which skips ids outside its rows).
+  bool encode_ahead = true;
+  // A step's dispatches as several submits, so that the GPU starts on the
+  // first while Dawn records the backend commands of the next (in
+  // wgpuQueueSubmit, about 2 us a dispatch on the H200's host). 0: pieces of
+  // 1, 2, 4, ... layers, each submitted while the GPU runs the ones before;
+  // n: n pieces of about as many layers (1: one submit).
+  uint32_t submit_pieces = 0;
+};
+
+// Where a step's submits end: the layer each piece of the step stops before,
+// ascending, the last n_layer (the embedding goes with the first piece, the
+// lm_head and the logits' copy with the last). pieces 0: 1, 2, 4, ...
+// layers, the last piece taking the rest when it is shorter than twice the
+// one before it; n: n pieces of about as many layers (1: one submit).
+std::vector<uint32_t> submit_piece_ends(uint32_t n_layer, uint32_t pieces);
+
+// Host time of one eval_step, microseconds of the steady clock, in order.
+struct StepTimes {
+  double inputs = 0;  // the ids and positions written to the queue
+  double encode = 0;  // the dispatches recorded, the command buffer finished (0 when encoded ahead)
+  double submit = 0;  // wgpuQueueSubmit (where Dawn records its backend's commands)
+  double ahead = 0;   // encoding the next token's buffer, while the GPU runs this step
+  double wait = 0;    // then until the logits were mapped: the GPU's work and the wake-up
+  double read = 0;    // the mapped logits taken (they are read in place, not copied)
+  bool encoded_ahead = false;  // this step's buffer was encoded during the step before
+  double total() const { return inputs + encode + submit + ahead + wait + read; }
 };
 
 // Kernel families of a token's command buffer (for per-family timing).
@@ -118,8 +149,10 @@ class GpuModel {
   uint32_t fused_qkv_layers() const;
   void reset();  // empties the KV cache (positions restart at 0)
 
-  // Evaluates one token at position n_past(): one command buffer, one
-  // submit, the logits read back [n_vocab] (valid until the next call).
+  // Evaluates one token at position n_past(): its dispatches submitted (in
+  // pieces, see submit_pieces), the logits read back [n_vocab]: the mapped
+  // readback buffer, valid until the next eval or a record() that copies the
+  // logits.
   // Throws blockq::Error for an id outside the vocabulary or a full cache.
   std::span<const float> eval(TokenId token);
   // Evaluates tokens in order, up to `batch` at a time (one command buffer
@@ -138,6 +171,9 @@ class GpuModel {
   void set_inputs(std::span<const TokenId> tokens);  // 1 to `batch` tokens
   void record(gpu::Recorder& rec, std::optional<KernelFamily> only = std::nullopt, bool readback = true) const;
   uint32_t dispatches_per_token() const;
+  uint32_t submits_per_step() const;  // the pieces of submit_piece_ends
+  // The host times of the last eval_step.
+  const StepTimes& last_step() const;
 
   struct Impl;
 

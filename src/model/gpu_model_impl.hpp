@@ -3,6 +3,8 @@
 // dispatches of a single token and of a prompt batch.
 #pragma once
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -114,8 +116,24 @@ struct GpuModel::Impl {
   // another). Grown when a projection needs more; a replaced buffer lives on
   // in the bind groups of the projections prepared before.
   gpu::Buffer gemm_part;
-  std::vector<float> host_logits;
+  // The logits of the last step: the readback buffer's mapped range, kept
+  // mapped until the next step submits (or record() asks for the copy), or
+  // zeros before the first step.
+  std::vector<float> zero_logits;
+  std::span<const float> last_logits;
+  bool logits_mapped = false;
+  void unmap_logits() {
+    if (!logits_mapped) return;
+    wgpuBufferUnmap(readback.get());
+    logits_mapped = false;
+    last_logits = zero_logits;
+  }
   std::unique_ptr<gpu::Recorder> rec;
+  // The command buffer of one token at position ahead_pos, encoded while the
+  // GPU ran the step before (GpuModelOptions::encode_ahead), or empty.
+  std::vector<gpu::Handle<WGPUCommandBuffer>> ahead;
+  uint32_t ahead_pos = 0;
+  StepTimes times;  // of the last eval_step
 
   Progress* progress = nullptr;
 
@@ -128,6 +146,24 @@ struct GpuModel::Impl {
   void prepare();                  // gpu_model_pass.cpp
   void prepare_single();           // pass[0]
   void prepare_batch();            // pass[1]
+  // What one step records: pass[vi]'s dispatches for tokens that see at
+  // most `visible` positions, layers [layer0, layer1) (the embedding with
+  // layer 0, the lm_head and the logits' copy after the last layer): all, or
+  // one family's; the embedding chunks holding a current token, or every
+  // chunk; the logits' copy only when `readback`.
+  struct StepSel {
+    int vi = 0;
+    uint32_t visible = 0;
+    bool every_embed_chunk = false;
+    std::optional<KernelFamily> only;
+    bool readback = true;
+    uint32_t layer0 = 0, layer1 = UINT32_MAX;
+  };
+  void record_step(gpu::Recorder& r, const StepSel& sel) const;
+  // The whole step (sel's layer range ignored) as one command buffer per
+  // piece of submit_piece_ends(n_layer, opt.submit_pieces), recorded into rec.
+  std::vector<gpu::Handle<WGPUCommandBuffer>> encode_step(StepSel sel) const;
+  uint32_t visible_now() const;  // `visible` of the current inputs
 };
 
 }  // namespace blockq::model

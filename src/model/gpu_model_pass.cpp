@@ -47,7 +47,8 @@ void GpuModel::Impl::prepare() {
   }
   readback = ctx->create_buffer(uint64_t{cfg.n_vocab} * 4, gpu::kReadback, "logits.readback");
   mem.activations += readback.size() + 8 * B;
-  host_logits.resize(cfg.n_vocab);
+  zero_logits.assign(cfg.n_vocab, 0.0f);
+  last_logits = zero_logits;
   cur.assign(B, 0);
   host_ids.assign(B, 0);
   host_pos.assign(B, 0);
@@ -209,27 +210,62 @@ void GpuModel::Impl::prepare_batch() {
                            {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = out_norm});
 }
 
-void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool readback) const {
-  const Impl& m = *impl_;
-  const int vi = m.vi;
-  const uint32_t rows = vi ? m.batch : 1;
+uint32_t GpuModel::Impl::visible_now() const {
   uint32_t visible = 0;  // the most positions a token of the step sees (padding sees none)
-  for (uint32_t t = 0; t < rows; ++t)
-    if (m.host_pos[t] != kPadPos) visible = std::max(visible, std::min(m.host_pos[t] + 1, m.n_ctx));
-  auto on = [&](KernelFamily f) { return !only || *only == f; };
-  if (on(KernelFamily::Embed)) {
+  for (uint32_t t = 0; t < (vi ? batch : 1); ++t)
+    if (host_pos[t] != kPadPos) visible = std::max(visible, std::min(host_pos[t] + 1, n_ctx));
+  return visible;
+}
+
+void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool readback) const {
+  if (readback && (!only || *only == KernelFamily::Readback)) impl_->unmap_logits();  // its copy is recorded
+  const Impl& m = *impl_;
+  m.record_step(r, {.vi = m.vi, .visible = m.visible_now(), .only = only, .readback = readback});
+}
+
+std::vector<uint32_t> submit_piece_ends(uint32_t n, uint32_t pieces) {
+  std::vector<uint32_t> ends;
+  if (pieces == 0) {  // 1, 2, 4, ... layers, the last one longer rather than shorter
+    for (uint32_t e = 1, len = 1; e < n && n - e >= 2 * len; len *= 2, e += len) ends.push_back(e);
+  } else {
+    const uint32_t p = std::clamp<uint32_t>(pieces, 1, std::max(n, 1u));
+    for (uint32_t i = 1; i < p; ++i) ends.push_back(n * i / p);
+  }
+  ends.push_back(n);
+  return ends;
+}
+
+std::vector<gpu::Handle<WGPUCommandBuffer>> GpuModel::Impl::encode_step(StepSel sel) const {
+  std::vector<gpu::Handle<WGPUCommandBuffer>> out;
+  sel.layer0 = 0;
+  for (const uint32_t end : submit_piece_ends(uint32_t(layers.size()), opt.submit_pieces)) {
+    sel.layer1 = end;
+    record_step(*rec, sel);
+    out.push_back(rec->finish());
+    sel.layer0 = end;
+  }
+  return out;
+}
+
+void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
+  const Impl& m = *this;
+  const int vi = sel.vi;
+  const uint32_t rows = vi ? m.batch : 1;
+  const uint32_t l1 = std::min<uint32_t>(sel.layer1, uint32_t(m.layers.size()));
+  auto on = [&](KernelFamily f) { return !sel.only || *sel.only == f; };
+  if (sel.layer0 == 0 && on(KernelFamily::Embed)) {
     const auto& chunks = m.embed_weights().chunks;
     for (size_t c = 0; c < chunks.size(); ++c) {
-      bool needed = false;
-      for (uint32_t t = 0; t < rows; ++t) {
+      bool needed = sel.every_embed_chunk;
+      for (uint32_t t = 0; t < rows && !needed; ++t) {
         const uint32_t id = uint32_t(m.cur[t]);  // checked < n_vocab by set_inputs
         needed |= id >= chunks[c].row0 && id - chunks[c].row0 < chunks[c].rows;
       }
       if (needed) m.embed_rows[vi].record_chunk(r, c);
     }
   }
-  for (const Layer& Ly : m.layers) {
-    const LayerPass& L = Ly.pass[vi];
+  for (uint32_t l = sel.layer0; l < l1; ++l) {
+    const LayerPass& L = m.layers[l].pass[vi];
     if (on(KernelFamily::Qkv)) {
       if (L.norms) L.n_attn.record(r);
       L.pq.record(r);
@@ -238,7 +274,7 @@ void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool r
       for (const GpuRope& rp : L.ropes) rp.record(r);
     }
     if (on(KernelFamily::KvCopy)) L.store.record(r);
-    if (on(KernelFamily::Attention)) L.att.record(r, visible);
+    if (on(KernelFamily::Attention)) L.att.record(r, sel.visible);
     if (on(KernelFamily::AttnOut)) L.po.record(r);
     if (on(KernelFamily::Ffn)) {
       if (L.norms) L.n_ffn.record(r);
@@ -246,12 +282,17 @@ void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool r
     }
     if (on(KernelFamily::FfnDown)) L.pdown.record(r);
   }
+  if (l1 < m.layers.size()) return;
   if (on(KernelFamily::LmHead)) {
     const uint64_t row = uint64_t{m.cfg.n_embd} * 4;
     if (vi) r.copy(m.x, (m.m - 1) * row, m.x_last, 0, row);
     m.plm[vi].record(r);
   }
-  if (readback && on(KernelFamily::Readback)) r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
+  if (sel.readback && on(KernelFamily::Readback)) r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
+}
+
+uint32_t GpuModel::submits_per_step() const {
+  return uint32_t(submit_piece_ends(uint32_t(impl_->layers.size()), impl_->opt.submit_pieces).size());
 }
 
 uint32_t GpuModel::dispatches_per_token() const {

@@ -1,4 +1,7 @@
 // Next-token sampling: penalties, top-k, top-p, min-p, temperature, draw.
+// Over a whole vocabulary (128k logits) nothing sorts more than it keeps:
+// top-k selects with a heap of k, top-p sorts growing prefixes, min-p filters
+// before it sorts (a full sort of 128k candidates took 11 ms a token).
 #include "model/sampler.hpp"
 
 #include <algorithm>
@@ -11,9 +14,37 @@ namespace blockq::model {
 
 namespace {
 
-void sort_desc(std::vector<Candidate>& c) {
-  std::stable_sort(c.begin(), c.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.logit > b.logit; });
+void sort_desc(std::vector<Candidate>& c) { std::sort(c.begin(), c.end(), ranks_before); }
+
+// The logit of a token seen `count` times among the recent ones (llama.cpp's rule).
+float penalized(float logit, int count, float repeat, float frequency, float presence) {
+  logit = logit <= 0.0f ? logit * repeat : logit / repeat;
+  return logit - (float(count) * frequency + presence);
+}
+
+// The first candidate in rank order (the highest logit, the lowest id on a tie).
+size_t best_index(const std::vector<Candidate>& c) {
+  size_t best = 0;
+  for (size_t i = 1; i < c.size(); ++i)
+    if (ranks_before(c[i], c[best])) best = i;
+  return best;
+}
+
+// The index of the first highest value (NaN never wins; 0 if all are NaN):
+// the maximum by 8 running maxima the compiler can keep in vector
+// registers, then the first index holding it.
+size_t first_max(std::span<const float> v) {
+  float m[8];
+  std::fill(m, m + 8, -INFINITY);
+  size_t i = 0;
+  for (; i + 8 <= v.size(); i += 8)
+    for (int j = 0; j < 8; ++j) m[j] = v[i + j] > m[j] ? v[i + j] : m[j];
+  float mx = -INFINITY;
+  for (int j = 0; j < 8; ++j) mx = m[j] > mx ? m[j] : mx;
+  for (; i < v.size(); ++i) mx = v[i] > mx ? v[i] : mx;
+  for (i = 0; i < v.size(); ++i)
+    if (v[i] == mx) return i;
+  return 0;
 }
 
 }  // namespace
@@ -25,18 +56,18 @@ void apply_penalties(std::vector<Candidate>& c, std::span<const TokenId> recent,
   for (TokenId t : recent) ++count[t];
   for (Candidate& x : c) {
     const auto it = count.find(x.id);
-    if (it == count.end()) continue;
-    if (x.logit <= 0.0f)
-      x.logit *= repeat;
-    else
-      x.logit /= repeat;
-    x.logit -= float(it->second) * frequency + presence;
+    if (it != count.end()) x.logit = penalized(x.logit, it->second, repeat, frequency, presence);
   }
 }
 
 void apply_top_k(std::vector<Candidate>& c, int k) {
+  if (k <= 0 || size_t(k) >= c.size()) {
+    if (k > 0) sort_desc(c);
+    return;
+  }
+  std::nth_element(c.begin(), c.begin() + (k - 1), c.end(), ranks_before);
+  c.resize(size_t(k));
   sort_desc(c);
-  if (k > 0 && size_t(k) < c.size()) c.resize(size_t(k));
 }
 
 void softmax(std::vector<Candidate>& c) {
@@ -53,27 +84,36 @@ void softmax(std::vector<Candidate>& c) {
 
 void apply_top_p(std::vector<Candidate>& c, float p) {
   if (p >= 1.0f || c.size() <= 1) return;
-  softmax(c);
-  double cum = 0.0;
-  size_t keep = c.size();
-  for (size_t i = 0; i < c.size(); ++i) {
-    cum += c[i].p;
-    if (cum >= p) {
-      keep = i + 1;
-      break;
+  // The normalizer over every candidate, summed in their order; then the
+  // shortest prefix of the rank order whose probabilities reach p, sorting
+  // 64, 512, ... candidates until it is found.
+  const float mx = c[best_index(c)].logit;
+  double sum = 0.0;
+  for (const Candidate& x : c) sum += std::exp(x.logit - mx);
+  size_t sorted = std::min<size_t>(c.size(), 64);
+  while (true) {
+    std::partial_sort(c.begin(), c.begin() + sorted, c.end(), ranks_before);
+    double cum = 0.0;
+    for (size_t i = 0; i < sorted; ++i) {
+      c[i].p = float(std::exp(c[i].logit - mx) / sum);
+      cum += c[i].p;
+      if (cum >= p) {
+        c.resize(i + 1);
+        return;
+      }
     }
+    if (sorted == c.size()) return;  // rounding: every candidate stays
+    sorted = std::min(c.size(), sorted * 8);
   }
-  c.resize(keep);
 }
 
 void apply_min_p(std::vector<Candidate>& c, float p) {
   if (p <= 0.0f || c.size() <= 1) return;
+  // p_i >= p * p_max  <=>  logit_i >= logit_max + log(p); the best always stays.
+  const Candidate best = c[best_index(c)];
+  const float cut = best.logit + std::log(p);
+  std::erase_if(c, [&](const Candidate& x) { return !(x.logit >= cut) && x.id != best.id; });
   sort_desc(c);
-  // p_i >= p * p_max  <=>  logit_i >= logit_max + log(p)
-  const float cut = c.front().logit + std::log(p);
-  size_t keep = 1;
-  while (keep < c.size() && c[keep].logit >= cut) ++keep;
-  c.resize(keep);
 }
 
 void apply_temperature(std::vector<Candidate>& c, float t) {
@@ -99,17 +139,46 @@ void Sampler::accept(TokenId id) {
 
 TokenId Sampler::sample(std::span<const float> logits) {
   BQ_CHECK(!logits.empty(), "sampling from an empty logits vector");
-  std::vector<Candidate> c(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) c[i] = {TokenId(i), logits[i]};
-  const std::vector<TokenId> recent(recent_.begin(), recent_.end());
-  apply_penalties(c, recent, cfg_.repeat_penalty, cfg_.frequency_penalty, cfg_.presence_penalty);
-  if (cfg_.temperature <= 0.0f) {
-    size_t best = 0;
-    for (size_t i = 1; i < c.size(); ++i)
-      if (c[i].logit > c[best].logit) best = i;
-    return c[best].id;
+  // The logits, after the penalties (then in a buffer kept between calls).
+  std::span<const float> v = logits;
+  if (!recent_.empty() && (cfg_.repeat_penalty != 1.0f || cfg_.frequency_penalty != 0.0f ||
+                           cfg_.presence_penalty != 0.0f)) {
+    work_.assign(logits.begin(), logits.end());
+    std::unordered_map<TokenId, int> count;
+    for (TokenId t : recent_) ++count[t];
+    for (const auto& [id, n] : count)
+      if (id >= 0 && size_t(id) < work_.size())
+        work_[size_t(id)] = penalized(work_[size_t(id)], n, cfg_.repeat_penalty, cfg_.frequency_penalty,
+                                      cfg_.presence_penalty);
+    v = work_;
   }
-  apply_top_k(c, cfg_.top_k);
+  if (cfg_.temperature <= 0.0f) return TokenId(first_max(v));
+  std::vector<Candidate>& c = cand_;
+  c.clear();
+  const size_t k = cfg_.top_k > 0 ? size_t(cfg_.top_k) : 0;
+  if (k > 0 && k < v.size()) {
+    // A heap of the k best so far, the worst on top. Scanning ids upwards, a
+    // candidate ranks before the worst when its logit is higher, or when the
+    // worst is NaN and it is not (an equal logit comes later and ranks after).
+    size_t i = 0;
+    for (; c.size() < k; ++i) {
+      c.push_back({TokenId(i), v[i]});
+      std::push_heap(c.begin(), c.end(), ranks_before);
+    }
+    for (; i < v.size(); ++i) {
+      const float l = v[i], w = c.front().logit;
+      if (l > w || (std::isnan(w) && !std::isnan(l))) {
+        std::pop_heap(c.begin(), c.end(), ranks_before);
+        c.back() = {TokenId(i), l};
+        std::push_heap(c.begin(), c.end(), ranks_before);
+      }
+    }
+    sort_desc(c);
+  } else {
+    c.reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i) c.push_back({TokenId(i), v[i]});
+    apply_top_k(c, cfg_.top_k);
+  }
   apply_top_p(c, cfg_.top_p);
   apply_min_p(c, cfg_.min_p);
   apply_temperature(c, cfg_.temperature);

@@ -7,6 +7,7 @@
 // draw from the softmax. temperature <= 0 is greedy: the highest logit after
 // the penalties (the lowest id on a tie), and the filters are skipped.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <random>
@@ -36,8 +37,17 @@ struct Candidate {
   float p = 0.0f;  // filled by softmax
 };
 
-// The individual steps, exposed for tests. Candidates stay sorted by logit,
-// highest first, after top_k/top_p/min_p.
+// Rank order: the higher logit first, the lower id on a tie, NaN last.
+inline bool ranks_before(const Candidate& a, const Candidate& b) {
+  const bool an = std::isnan(a.logit), bn = std::isnan(b.logit);
+  if (an != bn) return bn;
+  if (!an && a.logit != b.logit) return a.logit > b.logit;
+  return a.id < b.id;
+}
+
+// The individual steps, exposed for tests. After top_k (when on), top_p,
+// min_p and softmax the candidates are in rank order; top_k off (<= 0 or at
+// least the count) and top_p off leave their order alone.
 void apply_penalties(std::vector<Candidate>& c, std::span<const TokenId> recent, float repeat,
                      float frequency, float presence);
 void apply_top_k(std::vector<Candidate>& c, int k);
@@ -65,6 +75,8 @@ class Sampler {
   SamplerConfig cfg_;
   std::mt19937_64 rng_;
   std::deque<TokenId> recent_;
+  std::vector<float> work_;       // [n_vocab] the logits after the penalties
+  std::vector<Candidate> cand_;   // the candidates the filters keep
 };
 
 }  // namespace blockq::model

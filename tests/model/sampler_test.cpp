@@ -1,11 +1,15 @@
 // Sampler tests: greedy, penalties with llama.cpp's sign rule, top-k, top-p,
-// min-p, and determinism under a seed.
+// min-p, determinism under a seed, the same tokens as a chain that sorts
+// everything, and NaN logits.
+#include "model/sampler.hpp"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <deque>
 #include <map>
 #include <random>
 
-#include "model/sampler.hpp"
 #include "util/error.hpp"
 
 namespace blockq::model {
@@ -94,6 +98,139 @@ TEST(Sampler, FrequenciesFollowTheSoftmax) {
   int ones = 0;
   for (int i = 0; i < 20000; ++i) ones += s.sample(lg) == 1;
   EXPECT_NEAR(ones / 20000.0, 0.75, 0.015);
+}
+
+// The chain as documented, written plainly: every step sorts all of its
+// candidates (stable, by logit; ties keep the id order), as the sampler did
+// before it learnt to select. The sampler must draw the same tokens.
+struct ReferenceSampler {
+  SamplerConfig cfg;
+  std::mt19937_64 rng;
+  std::deque<TokenId> recent;
+  explicit ReferenceSampler(SamplerConfig c) : cfg(c), rng(c.seed) {}
+  static void sort_all(std::vector<Candidate>& c) {
+    std::stable_sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) { return a.logit > b.logit; });
+  }
+  TokenId sample(std::span<const float> logits) {
+    std::vector<Candidate> c;
+    for (size_t i = 0; i < logits.size(); ++i) c.push_back({TokenId(i), logits[i]});
+    const std::vector<TokenId> r(recent.begin(), recent.end());
+    apply_penalties(c, r, cfg.repeat_penalty, cfg.frequency_penalty, cfg.presence_penalty);
+    if (cfg.temperature <= 0.0f) {
+      size_t best = 0;
+      for (size_t i = 1; i < c.size(); ++i)
+        if (c[i].logit > c[best].logit) best = i;
+      return c[best].id;
+    }
+    if (cfg.top_k > 0) {
+      sort_all(c);
+      if (size_t(cfg.top_k) < c.size()) c.resize(size_t(cfg.top_k));
+    }
+    if (cfg.top_p < 1.0f && c.size() > 1) {
+      float mx = c[0].logit;
+      for (const Candidate& x : c) mx = std::max(mx, x.logit);
+      double sum = 0.0;
+      for (const Candidate& x : c) sum += std::exp(x.logit - mx);  // in their order
+      sort_all(c);
+      double cum = 0.0;
+      for (size_t i = 0; i < c.size(); ++i) {
+        cum += float(std::exp(c[i].logit - mx) / sum);
+        if (cum >= cfg.top_p) {
+          c.resize(i + 1);
+          break;
+        }
+      }
+    }
+    if (cfg.min_p > 0.0f && c.size() > 1) {
+      sort_all(c);
+      const float cut = c[0].logit + std::log(cfg.min_p);
+      size_t keep = 1;
+      while (keep < c.size() && c[keep].logit >= cut) ++keep;
+      c.resize(keep);
+    }
+    for (Candidate& x : c) x.logit /= cfg.temperature;
+    sort_all(c);
+    const float mx = c[0].logit;
+    double sum = 0.0;
+    for (Candidate& x : c) sum += (x.p = std::exp(x.logit - mx));
+    const double u = double(rng() >> 11) * 0x1.0p-53;
+    double cum = 0.0;
+    for (const Candidate& x : c)
+      if (u < (cum += float(x.p / sum))) return x.id;
+    return c.back().id;
+  }
+  void accept(TokenId t) {
+    if (cfg.repeat_last_n == 0) return;
+    recent.push_back(t);
+    while (recent.size() > size_t(cfg.repeat_last_n)) recent.pop_front();
+  }
+};
+
+TEST(Sampler, SameTokensAsSortingEverything) {
+  // 5000 logits on a grid of 1/8, so many tie; a second set on a grid of 1/2,
+  // where the k-th best ties with many others.
+  auto lg = random_logits(5000, 7), coarse = lg;
+  for (float& x : lg) x = std::round(x * 8.0f) / 8.0f;
+  for (float& x : coarse) x = std::round(x * 2.0f) / 2.0f;
+  // And a plateau: every 7th id at 4, three at 5, the rest below 3, so the
+  // k-th best is one of hundreds of equals.
+  std::vector<float> plateau = lg;
+  for (size_t i = 0; i < plateau.size(); ++i) plateau[i] = i % 7 == 0 ? 4.0f : std::min(plateau[i], 3.0f);
+  plateau[100] = plateau[2500] = plateau[4999] = 5.0f;
+  struct Cfg {
+    float t;
+    int k;
+    float p, min_p, repeat, freq, presence;
+  };
+  const Cfg cfgs[] = {{0.8f, 40, 0.95f, 0.05f, 1.0f, 0.0f, 0.0f}, {1.0f, 0, 0.9f, 0.0f, 1.0f, 0.0f, 0.0f},
+                      {0.7f, 0, 1.0f, 0.1f, 1.0f, 0.0f, 0.0f},    {1.3f, 6000, 0.5f, 0.0f, 1.0f, 0.0f, 0.0f},
+                      {1.0f, 1, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f},    {1.5f, 0, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f},
+                      {0.9f, 100, 0.8f, 0.02f, 1.3f, 0.1f, 0.2f}, {0.0f, 0, 1.0f, 0.0f, 1.3f, 0.1f, 0.2f},
+                      {2.0f, 64, 0.999f, 0.0f, 1.0f, 0.0f, 0.0f}, {3.0f, 10, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f},
+                      {3.0f, 50, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f}};
+  for (const Cfg& f : cfgs) {
+    for (const std::vector<float>* data : {&lg, &coarse, &plateau}) {
+      const SamplerConfig cfg{.temperature = f.t,
+                              .top_k = f.k,
+                              .top_p = f.p,
+                              .min_p = f.min_p,
+                              .repeat_penalty = f.repeat,
+                              .frequency_penalty = f.freq,
+                              .presence_penalty = f.presence,
+                              .seed = 42};
+      Sampler s(cfg);
+      ReferenceSampler r(cfg);
+      std::map<TokenId, int> distinct;
+      for (int i = 0; i < 120; ++i) {
+        const TokenId a = s.sample(*data), b = r.sample(*data);
+        ASSERT_EQ(a, b) << "draw " << i << " of t " << f.t << " k " << f.k << " p " << f.p << " min_p " << f.min_p
+                        << " repeat " << f.repeat
+                        << (data == &coarse    ? " (grid of 1/2)"
+                            : data == &plateau ? " (plateau)"
+                                               : "");
+        s.accept(a);
+        r.accept(b);
+        ++distinct[a];
+      }
+      if (f.t > 0.0f && f.k != 1) {
+        EXPECT_GT(distinct.size(), 2u) << "t " << f.t << " k " << f.k;
+      }
+    }
+  }
+}
+
+TEST(Sampler, NanLogitsNeverWin) {
+  const float nan = std::nanf("");
+  const std::vector<float> lg = {nan, 1.0f, nan, 2.0f, -1.0f};
+  EXPECT_EQ(Sampler{}.sample(lg), 3);
+  SamplerConfig cfg;
+  cfg.temperature = 1.0f;
+  cfg.top_k = 2;
+  Sampler s(cfg);
+  for (int i = 0; i < 50; ++i) {
+    const TokenId t = s.sample(lg);
+    EXPECT_TRUE(t == 1 || t == 3) << t;
+  }
 }
 
 TEST(Sampler, RejectsBadConfig) {
