@@ -5,6 +5,7 @@
 // by kernel family (each family's dispatches of one token timed alone).
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -109,11 +110,12 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
     for (const auto& s : steps) totals.push_back(s.total());
     const auto ahead = std::count_if(steps.begin(), steps.end(), [](const auto& s) { return s.encoded_ahead; });
     fmt::print("host       per generated token, median us: inputs {:.1f}, encode {:.1f}, submit {:.1f}, "
-               "encode ahead {:.1f}, wait {:.1f}, logits read {:.1f}, greedy pick {:.1f}; eval {:.1f} "
+               "encode ahead {:.1f}, wait {:.1f}, logits read {:.1f}, greedy pick {:.1f}; eval {:.1f} (mean {:.1f}) "
                "({} of {} tokens encoded ahead)\n",
                of(&model::StepTimes::inputs), of(&model::StepTimes::encode), of(&model::StepTimes::submit),
                of(&model::StepTimes::ahead), of(&model::StepTimes::wait), of(&model::StepTimes::read), med(pick_us),
-               med(totals), ahead, steps.size());
+               med(totals), std::accumulate(totals.begin(), totals.end(), 0.0) / double(totals.size()), ahead,
+               steps.size());
   }
   fmt::print("dispatches {} per token in {} submit{} (Q, K, V fused in {} of {} layers)\n", m.dispatches_per_token(),
              m.submits_per_step(), m.submits_per_step() == 1 ? "" : "s", m.fused_qkv_layers(), c.n_layer);
