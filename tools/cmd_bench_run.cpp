@@ -30,6 +30,7 @@ struct BenchRunArgs {
   int samples = 5;
   ModelLoadArgs load;
   bool no_fuse_qkv = false;
+  bool no_fuse_kv_store = false;
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -53,6 +54,7 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
                      .fuse_qkv = !a.no_fuse_qkv,
                      .int8_activations = a.load.int8_activations,
                      .encode_ahead = a.load.encode_ahead,
+                     .fuse_kv_store = !a.no_fuse_kv_store,
                      .submit_pieces = a.load.submit_pieces});
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
@@ -117,8 +119,10 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
                med(totals), std::accumulate(totals.begin(), totals.end(), 0.0) / double(totals.size()), ahead,
                steps.size());
   }
-  fmt::print("dispatches {} per token in {} submit{} (Q, K, V fused in {} of {} layers)\n", m.dispatches_per_token(),
-             m.submits_per_step(), m.submits_per_step() == 1 ? "" : "s", m.fused_qkv_layers(), c.n_layer);
+  fmt::print("dispatches {} per token in {} submit{} (Q, K, V fused in {} of {} layers, K and V stored by that "
+             "matvec in {})\n",
+             m.dispatches_per_token(), m.submits_per_step(), m.submits_per_step() == 1 ? "" : "s", m.fused_qkv_layers(),
+             c.n_layer, m.kv_store_fused_layers());
 
   // Breakdown at the current position: each family's dispatches of one token.
   m.set_inputs(next);
@@ -156,6 +160,8 @@ void add_bench_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("-n,--n-gen", a.n_gen, "Generated tokens")->capture_default_str();
   add_model_load_options(cmd, a.load);
   cmd->add_flag("--no-fuse-qkv", a.no_fuse_qkv, "Q, K and V as three projections per layer (for comparison)");
+  cmd->add_flag("--no-fuse-kv-store", a.no_fuse_kv_store,
+                "K and V stored into the cache by a kernel of their own, not by the QKV matvec (for comparison)");
   cmd->add_option("--samples", a.samples, "Timing samples per kernel family")->capture_default_str();
   cmd->callback([&g] { bench_run(a, g); });
 }

@@ -37,6 +37,7 @@ class GpuKvStore {
              const gpu::Buffer& pos, const gpu::Buffer& k_cache, const gpu::Buffer& v_cache, Format kv = Format::F32,
              KvRows rows = {});
   void record(gpu::Recorder& rec) const;
+  explicit operator bool() const { return kernel_ != nullptr; }  // made (not default-constructed)
 
  private:
   KernelSpec spec_;

@@ -234,6 +234,11 @@ uint32_t GpuModel::fused_qkv_layers() const {
   for (const Layer& L : impl_->layers) n += L.fused;
   return n;
 }
+uint32_t GpuModel::kv_store_fused_layers() const {
+  uint32_t n = 0;
+  for (const Layer& L : impl_->layers) n += L.fused && !L.pass[0].store;
+  return n;
+}
 void GpuModel::reset() {
   impl_->n_past = 0;
   impl_->ahead.clear();

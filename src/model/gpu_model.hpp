@@ -78,6 +78,12 @@ struct GpuModelOptions {
   // token's id and submits (the buffer does not depend on the id: it runs
   // every embedding chunk, each of which skips ids outside its rows).
   bool encode_ahead = true;
+  // A single token's fused QKV matvec also stores its k and v rows into the
+  // caches (the rope epilogue's KV store, Hooks::kv_n), one dispatch a layer
+  // fewer, where the matvec plan allows it: no rope_freqs, an f32 cache or
+  // the normal RoPE, and the adapter's storage buffers per stage for two more
+  // bindings. false: the separate KV-store kernel (for comparison).
+  bool fuse_kv_store = true;
   // A step's dispatches as several submits, so that the GPU starts on the
   // first while Dawn records the backend commands of the next (in
   // wgpuQueueSubmit, about 2 us a dispatch on the H200's host). 0: pieces of
@@ -147,6 +153,8 @@ class GpuModel {
   uint32_t prompt_projection_count() const;
   // Layers whose Q, K and V run as one projection.
   uint32_t fused_qkv_layers() const;
+  // Layers whose single-token QKV matvec also stores k and v (fuse_kv_store).
+  uint32_t kv_store_fused_layers() const;
   void reset();  // empties the KV cache (positions restart at 0)
 
   // Evaluates one token at position n_past(): its dispatches submitted (in

@@ -104,9 +104,28 @@ void GpuModel::Impl::prepare_single() {
   GpuRopeShape rsqk = rs;  // the q and k heads at the start of qkv's one row
   rsqk.heads = cfg.n_head + cfg.n_head_kv;
   const gpu::Buffer* posb = cfg.rope_freqs ? nullptr : &pos;
+  // The fused QKV matvec with the KV store, where its plan allows it (the
+  // layers share one shape and format when they fuse).
+  Hooks rope_kv = rope_qkv;
+  rope_kv.kv_n = kv;
+  rope_kv.kv_k = nq;
+  rope_kv.kv_v = nq + kv;
+  rope_kv.kv_ctx = n_ctx;
+  rope_kv.kv_f16 = opt.kv_type == KvType::F16;
+  auto kv_fusable = [&](const matvec::Weights& w) {
+    if (!opt.fuse_kv_store || cfg.rope_freqs || (rope_kv.kv_f16 && rope_kv.rope_mode != blockq::RopeMode::Normal))
+      return false;
+    const KernelSpec sp = matvec::plan(*ctx, w.kind, w.n, w.k, 1, rope_qkv, mv_options(w));
+    return matvec::storage_bindings(sp) + 2 <= matvec::limits_of(*ctx).storage_buffers;
+  };
   for (Layer& Ly : layers) {
     LayerPass& L = Ly.pass[0];
-    if (Ly.fused) {
+    if (Ly.fused && kv_fusable(Ly.wqkv)) {
+      L.pq = mv(Ly.wqkv, rope_kv,
+                {.x = &x, .y = &qkv, .norm_w = Ly.attn_norm, .bias = Ly.bqkv, .pos = &pos, .k_cache = &Ly.kc,
+                 .v_cache = &Ly.vc});
+      L.att = attention::Attention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &att, &att_part});
+    } else if (Ly.fused) {
       L.pq = mv(Ly.wqkv, rope_qkv, {.x = &x, .y = &qkv, .norm_w = Ly.attn_norm, .bias = Ly.bqkv, .pos = posb});
       if (cfg.rope_freqs) L.ropes.emplace_back(*ctx, rsqk, GpuRopeArgs{&qkv, &pos, {}, rope_ff});
       L.store = GpuKvStore(*ctx, kv, n_ctx, 1, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type), {nq, nq + kv, nqkv});
@@ -273,7 +292,7 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
       L.pv.record(r);
       for (const GpuRope& rp : L.ropes) rp.record(r);
     }
-    if (on(KernelFamily::KvCopy)) L.store.record(r);
+    if (on(KernelFamily::KvCopy) && L.store) L.store.record(r);  // else the QKV matvec stores k and v
     if (on(KernelFamily::Attention)) L.att.record(r, sel.visible);
     if (on(KernelFamily::AttnOut)) L.po.record(r);
     if (on(KernelFamily::Ffn)) {

@@ -3,12 +3,14 @@
 // and attention read at element offsets): its logits against the unfused
 // path (three projections) on the tiny synthetic model with GQA (4 heads, 2
 // kv heads), llama and qwen2 (biases), rope_freqs, single tokens and a
-// batched prompt; the dispatch counts of both; and the fallback when the
-// three weights' formats differ (that layer runs unfused) against the CPU
+// batched prompt; the dispatch counts of both; the KV store inside the
+// fused matvec against the store kernel; and the fallback when the three
+// weights' formats differ (that layer runs unfused) against the CPU
 // reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -67,8 +69,12 @@ TEST_P(FusedQkv, MatchesUnfused) {
   EXPECT_EQ(fused.fused_qkv_layers(), cfg.n_layer);
   EXPECT_EQ(unfused.fused_qkv_layers(), 0u);
   // Per layer: three matvecs become one; with rope_freqs also the two
-  // GpuRope dispatches (q, k) become one.
-  EXPECT_EQ(unfused.dispatches_per_token() - fused.dispatches_per_token(), (c.rope_freqs ? 3 : 2) * cfg.n_layer);
+  // GpuRope dispatches (q, k) become one; where the fused matvec stores k and
+  // v (llama, f16 cache: every layer), the KV store goes too.
+  EXPECT_EQ(fused.kv_store_fused_layers(), c.arch == Arch::Llama && !c.rope_freqs ? cfg.n_layer : 0u);
+  EXPECT_EQ(unfused.kv_store_fused_layers(), 0u);
+  EXPECT_EQ(unfused.dispatches_per_token() - fused.dispatches_per_token(),
+            (c.rope_freqs ? 3 : 2) * cfg.n_layer + fused.kv_store_fused_layers());
 
   const std::vector<TokenId> prompt = Tokenizer(from_gguf(f)).tokenize(kText, true);
   ASSERT_GT(prompt.size(), 2u * c.batch);
@@ -108,6 +114,39 @@ INSTANTIATE_TEST_SUITE_P(Tiny, FusedQkv,
                            return fmt::format("{}{}_batch{}", info.param.arch == Arch::Llama ? "llama" : "qwen2",
                                               info.param.rope_freqs ? "_ropefreqs" : "", info.param.batch);
                          });
+
+// The KV store in the fused QKV matvec (fuse_kv_store) against the store
+// kernel: the same k and v values reach the cache (f32 bits, or the same
+// pack2x16float pairs), so single tokens give the same logits bit for bit,
+// with one dispatch a layer fewer. The f16 cache with NeoX RoPE (qwen2) keeps
+// the store kernel.
+TEST(FusedKvStore, SameLogitsAsTheStoreKernel) {
+  gpu::Context& ctx = testing_support::test_context();
+  for (Arch arch : {Arch::Llama, Arch::Qwen2})
+    for (KvType kv : {KvType::F16, KvType::F32}) {
+      SCOPED_TRACE(fmt::format("{} kv {}", arch == Arch::Llama ? "llama" : "qwen2", kv_type_name(kv)));
+      const gguf::GgufFile f = gguf::GgufFile::open(tiny(arch, false));
+      const GpuModelOptions on{.n_ctx = 40, .batch = 1, .kv_type = kv};
+      GpuModelOptions off = on;
+      off.fuse_kv_store = false;
+      GpuModel a(ctx, f, on), b(ctx, f, off);
+      const uint32_t layers = a.config().n_layer;
+      const bool fusable = arch == Arch::Llama || kv == KvType::F32;
+      EXPECT_EQ(a.kv_store_fused_layers(), fusable ? layers : 0u);
+      EXPECT_EQ(b.kv_store_fused_layers(), 0u);
+      EXPECT_EQ(b.dispatches_per_token() - a.dispatches_per_token(), a.kv_store_fused_layers());
+      const std::vector<TokenId> prompt = Tokenizer(from_gguf(f)).tokenize(kText, true);
+      for (size_t i = 0; i < prompt.size(); ++i) {
+        const auto la = a.eval(prompt[i]);
+        const std::vector<float> va(la.begin(), la.end());
+        const auto lb = b.eval(prompt[i]);
+        ASSERT_EQ(va.size(), lb.size());
+        EXPECT_TRUE(std::equal(va.begin(), va.end(), lb.begin(), [](float x, float y) {
+          return std::bit_cast<uint32_t>(x) == std::bit_cast<uint32_t>(y);
+        })) << "position " << i;
+      }
+    }
+}
 
 // Layer 0's attn_v requantized to q4_0 (the others stay q8_0): that layer
 // cannot stack its rows and falls back to three projections, the other is

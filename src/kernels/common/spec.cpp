@@ -52,6 +52,8 @@ std::string KernelSpec::key() const {
     s += fmt::format(".rope{}.hd{}.rot{}.b{:g}.s{:g}", hooks.rope_mode == RopeMode::Neox ? "neox" : "norm",
                      hooks.head_dim, hooks.n_rot, hooks.rope_base, hooks.rope_scale);
   if (hooks.epilogue == Epilogue::Rope && hooks.rope_rows) s += fmt::format(".rr{}", hooks.rope_rows);
+  if (hooks.kv_n)
+    s += fmt::format(".kv{}.{}.{}.ctx{}{}", hooks.kv_n, hooks.kv_k, hooks.kv_v, hooks.kv_ctx, hooks.kv_f16 ? "h" : "f");
   if (variant) s += fmt::format(".v{}", variant);
   return s;
 }

@@ -42,6 +42,12 @@ struct Hooks {
   // are stored as they are, so one dispatch can produce Q and K rotated and V
   // not (weights concatenated [Q; K; V]). 0: every row is rotated.
   uint32_t rope_rows = 0;
+  // rope: also store rows [kv_k, kv_k + kv_n) (k, rotated) and [kv_v, kv_v +
+  // kv_n) (v) of each token t into caches [kv_ctx, kv_n] at row pos[t]
+  // (positions >= kv_ctx skipped), as f32 or (kv_f16) f16 pairs packed by
+  // pack2x16float, as the model's KV store does. kv_n 0: no store.
+  uint32_t kv_n = 0, kv_k = 0, kv_v = 0, kv_ctx = 0;
+  bool kv_f16 = false;
   float eps = 1e-5f;             // rmsnorm
   bool operator==(const Hooks&) const = default;
 };

@@ -430,6 +430,8 @@ kernels::Program program(gpu::Context& ctx, const contract::TestCase& tc, const 
         case Role::Bias: d.bindings.push_back(bias); break;
         case Role::Pos: d.bindings.push_back(pos); break;
         case Role::Y: d.bindings.push_back(y); break;
+        case Role::KCache:
+        case Role::VCache: fail("matvec {}: the KV store hook is not part of the contract", spec.key());
       }
     }
     d.grid = grid(spec, rows);

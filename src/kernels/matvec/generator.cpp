@@ -278,7 +278,16 @@ std::vector<Role> bindings(const KernelSpec& s) {
   if (s.hooks.bias && s.splits == 1) r.push_back(Role::Bias);  // split-k: split_sum adds it
   if (s.hooks.epilogue == Epilogue::Rope) r.push_back(Role::Pos);
   r.push_back(Role::Y);
+  if (s.hooks.kv_n) {
+    r.push_back(Role::KCache);
+    r.push_back(Role::VCache);
+  }
   return r;
+}
+
+uint32_t storage_bindings(const KernelSpec& s) {
+  const std::vector<Role> r = bindings(s);
+  return static_cast<uint32_t>(std::count_if(r.begin(), r.end(), [](Role x) { return x != Role::Params; }));
 }
 
 uint32_t shared_bytes(const KernelSpec& s) {
@@ -331,6 +340,12 @@ std::string wgsl(const KernelSpec& s) {
         b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // {}\n", slot,
                          s.splits > 1 ? "[SPLITS * weights * M * N] partial sums" : "[M * N]");
         break;
+      case Role::KCache:
+      case Role::VCache:
+        b += fmt::format("@group(0) @binding({}) var<storage, read_write> {}: array<{}>;  // [KV_CTX, KV_N{}]\n", slot,
+                         r == Role::KCache ? "kc" : "vc", s.hooks.kv_f16 ? "u32" : "f32",
+                         s.hooks.kv_f16 ? " / 2] f16 pairs" : "");
+        break;
     }
     ++slot;
   }
@@ -381,6 +396,11 @@ std::string wgsl(const KernelSpec& s) {
         "  if ((s & 1u) == 0u) { return v * c - p * sn; }\n"
         "  return p * sn + v * c;\n"
         "}\n";
+    if (s.hooks.kv_n)
+      hooks += fmt::format(
+          "// The KV store: rows [KV_K, KV_K + KV_N) and [KV_V, KV_V + KV_N) into kc and vc at row pos[t].\n"
+          "const KV_N: u32 = {}u;\nconst KV_K: u32 = {}u;\nconst KV_V: u32 = {}u;\nconst KV_CTX: u32 = {}u;\n",
+          s.hooks.kv_n, s.hooks.kv_k, s.hooks.kv_v, s.hooks.kv_ctx);
   }
   t.set("HOOK_FUNCS", hooks);
   t.set("SG_ARGS", s.features.subgroups

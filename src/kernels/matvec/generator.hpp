@@ -132,6 +132,7 @@ struct Limits {
   uint32_t subgroup_min = 0, subgroup_max = 0;  // 0: no subgroups
   bool dot4 = false;                            // WGSL packed_4x8_integer_dot_product
   uint64_t binding = 128ull << 20;              // maxStorageBufferBindingSize (split-k partials)
+  uint32_t storage_buffers = 8;                 // maxStorageBuffersPerShaderStage
 };
 Limits limits_of(const gpu::Context& ctx);
 
@@ -150,8 +151,9 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
 
 // What each binding of the kernel is, in binding order.
 // X is x [m, k] f32, or (x_prequantized) the quantize kernel's output.
-enum class Role { Params, X, MainA, SideA, MainB, SideB, NormW, Bias, Pos, Y };
+enum class Role { Params, X, MainA, SideA, MainB, SideB, NormW, Bias, Pos, Y, KCache, VCache };
 std::vector<Role> bindings(const KernelSpec& spec);
+uint32_t storage_bindings(const KernelSpec& spec);  // the storage buffers of bindings(spec)
 
 // Workgroup memory the kernel declares, in bytes.
 uint32_t shared_bytes(const KernelSpec& spec);

@@ -69,6 +69,12 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
            spec.key(), args.x->label(), args.x->size(), uint64_t{spec.m} * spec.k * 4);
   BQ_CHECK(args.y->size() >= uint64_t{spec.m} * spec.n * 4, "matvec {}: y '{}' holds {} bytes, needs {}",
            spec.key(), args.y->label(), args.y->size(), uint64_t{spec.m} * spec.n * 4);
+  if (const Hooks& h = spec.hooks; h.kv_n) {
+    const uint64_t need = uint64_t{h.kv_ctx} * h.kv_n * (h.kv_f16 ? 2 : 4);
+    for (const gpu::Buffer* c : {args.k_cache, args.v_cache})
+      BQ_CHECK(c && *c && c->size() >= need, "matvec {}: a KV cache of {} bytes is needed, '{}' holds {}",
+               spec.key(), need, c && *c ? c->label() : std::string("none"), c && *c ? c->size() : 0);
+  }
   const std::string label = spec.key();
   Prepared p;
   p.spec = spec;
@@ -115,6 +121,8 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
         case Role::Bias: range = &args.bias; break;
         case Role::Pos: buf = args.pos; break;
         case Role::Y: buf = out; break;
+        case Role::KCache: buf = args.k_cache; break;
+        case Role::VCache: buf = args.v_cache; break;
       }
       if (range) {
         BQ_CHECK(*range, "matvec {}: a buffer for binding {} is missing", label, b.size());

@@ -55,6 +55,9 @@ struct Args {
   gpu::Binding norm_w;                  // [k] f32 (RmsNorm): a buffer or an arena slice
   gpu::Binding bias;                    // [n] f32
   const gpu::Buffer* pos = nullptr;     // [m] u32 (RoPE)
+  // The KV store (Hooks::kv_n): caches [kv_ctx, kv_n] f32, or u32 f16 pairs.
+  const gpu::Buffer* k_cache = nullptr;
+  const gpu::Buffer* v_cache = nullptr;
   // Split-k: a scratch for the partial sums (split_sum::partial_bytes), which
   // callers that record one kernel at a time may share; null: prepare makes one.
   const gpu::Buffer* part = nullptr;

@@ -27,6 +27,7 @@ Limits limits_of(const gpu::Context& ctx) {
   l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
   l.dot4 = ctx.features().packed_dot4;
   l.binding = ctx.limits().maxStorageBufferBindingSize;
+  l.storage_buffers = ctx.limits().maxStorageBuffersPerShaderStage;
   if (ctx.features().subgroups) {
     l.subgroup_min = ctx.adapter().subgroup_min;
     l.subgroup_max = ctx.adapter().subgroup_max;
@@ -109,6 +110,20 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
              hooks.head_dim, hooks.n_rot, n);
     BQ_CHECK(hooks.rope_rows % hooks.head_dim == 0 && hooks.rope_rows <= n,
              "matvec rope: rope_rows {} must be whole heads of {} within n = {}", hooks.rope_rows, hooks.head_dim, n);
+  }
+  if (hooks.kv_n) {
+    BQ_CHECK(rope, "matvec: the KV store goes with the rope epilogue");
+    BQ_CHECK(uint64_t{hooks.kv_k} + hooks.kv_n <= n && uint64_t{hooks.kv_v} + hooks.kv_n <= n && hooks.kv_ctx > 0 &&
+                 (hooks.kv_k + hooks.kv_n <= hooks.kv_v || hooks.kv_v + hooks.kv_n <= hooks.kv_k),
+             "matvec KV store: rows [{}, +{}) and [{}, +{}) must be apart within n = {}, and kv_ctx {} > 0",
+             hooks.kv_k, hooks.kv_n, hooks.kv_v, hooks.kv_n, n, hooks.kv_ctx);
+    // f16 pairs: an invocation packs its row with its pair partner (slot ^ 1),
+    // which is the next row only where rows keep their place (normal RoPE, or
+    // rows past rope_rows).
+    BQ_CHECK(!hooks.kv_f16 || (hooks.kv_n % 2 == 0 && hooks.kv_k % 2 == 0 && hooks.kv_v % 2 == 0 &&
+                               (hooks.rope_mode == RopeMode::Normal ||
+                                (hooks.rope_rows && hooks.kv_k >= hooks.rope_rows))),
+             "matvec KV store: an f16 cache needs even rows and the normal RoPE for rotated k rows");
   }
   s.tokens = std::min(opt.tokens.value_or(short_batch ? 8 : 4), m);
   s.unroll = opt.unroll.value_or(per_step);
@@ -562,6 +577,9 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   BQ_CHECK(!s.features.subgroups || (s.tpr <= lim.subgroup_min && s.wg >= lim.subgroup_max),
            "matvec: {} lanes a row and {} invocations do not fit subgroups of {} to {}", s.tpr, s.wg,
            lim.subgroup_min, lim.subgroup_max);
+  BQ_CHECK(storage_bindings(s) <= lim.storage_buffers,
+           "matvec {}: {} storage buffers past maxStorageBuffersPerShaderStage {}", kind.name(), storage_bindings(s),
+           lim.storage_buffers);
   return s;
 }
 

@@ -58,6 +58,25 @@ std::string row_map(const KernelSpec& s, const std::string& slot) {
   return g;
 }
 
+// The KV store after the rope epilogue (Hooks::kv_n): row gr of token tg,
+// rotated (rv), into its cache row pos[tg]; f16 pairs are packed by the
+// even row with its pair partner, the next row (rotated the same way).
+std::string kv_store(const KernelSpec& s) {
+  std::string o = "      let kp = pos[tg];\n      if (kp < KV_CTX) {\n";
+  if (!s.hooks.kv_f16) {
+    o += "        if (gr >= KV_K && gr < KV_K + KV_N) { kc[kp * KV_N + gr - KV_K] = rv; }\n";
+    o += "        if (gr >= KV_V && gr < KV_V + KV_N) { vc[kp * KV_N + gr - KV_V] = rv; }\n";
+  } else {
+    o += "        if ((gr & 1u) == 0u) {\n";
+    o += "          let rp = select(p, rope(p, v, d ^ 1u, kp), gr < ROPE_ROWS);\n";
+    o += "          let w = pack2x16float(vec2f(rv, rp));\n";
+    o += "          if (gr >= KV_K && gr < KV_K + KV_N) { kc[(kp * KV_N + gr - KV_K) / 2u] = w; }\n";
+    o += "          if (gr >= KV_V && gr < KV_V + KV_N) { vc[(kp * KV_N + gr - KV_V) / 2u] = w; }\n";
+    o += "        }\n";
+  }
+  return o + "      }\n";
+}
+
 std::string epilogue(const KernelSpec& s, const std::string& up) {
   std::string o;
   const auto& h = s.hooks;
@@ -79,7 +98,10 @@ std::string epilogue(const KernelSpec& s, const std::string& up) {
       o += "      let ps = slot ^ 1u;\n";
       o += "      var p = rs[t * RPW + ps];\n";
       if (h.bias) o += "      p = p + bias[params.row0 + " + row_map(s, "ps") + "];\n";
-      o += "      y[tg * N + gr] = select(v, rope(v, p, (wg * RPW + slot) % HD, pos[tg]), gr < ROPE_ROWS);\n";
+      o += "      let d = (wg * RPW + slot) % HD;\n";
+      o += "      let rv = select(v, rope(v, p, d, pos[tg]), gr < ROPE_ROWS);\n";
+      o += "      y[tg * N + gr] = rv;\n";
+      if (h.kv_n) o += kv_store(s);
       break;
   }
   return o;
