@@ -30,21 +30,32 @@ size_t best_index(const std::vector<Candidate>& c) {
   return best;
 }
 
-// The index of the first highest value (NaN never wins; 0 if all are NaN):
-// the maximum by 8 running maxima the compiler can keep in vector
-// registers, then the first index holding it.
+// The index of the first highest value (NaN never wins; 0 if all are NaN or
+// -inf), in one pass: each block of 1024 gets its maximum by 8 running maxima
+// the compiler keeps in vector registers, and only a block that raises the
+// best is searched again (from the cache) for its first index.
 size_t first_max(std::span<const float> v) {
-  float m[8];
-  std::fill(m, m + 8, -INFINITY);
-  size_t i = 0;
-  for (; i + 8 <= v.size(); i += 8)
-    for (int j = 0; j < 8; ++j) m[j] = v[i + j] > m[j] ? v[i + j] : m[j];
-  float mx = -INFINITY;
-  for (int j = 0; j < 8; ++j) mx = m[j] > mx ? m[j] : mx;
-  for (; i < v.size(); ++i) mx = v[i] > mx ? v[i] : mx;
-  for (i = 0; i < v.size(); ++i)
-    if (v[i] == mx) return i;
-  return 0;
+  constexpr size_t kBlock = 1024;
+  float best = -INFINITY;
+  size_t at = 0;
+  for (size_t b0 = 0; b0 < v.size(); b0 += kBlock) {
+    const size_t e = std::min(v.size(), b0 + kBlock);
+    float m[8];
+    std::fill(m, m + 8, -INFINITY);
+    size_t i = b0;
+    for (; i + 8 <= e; i += 8)
+      for (int j = 0; j < 8; ++j) m[j] = v[i + j] > m[j] ? v[i + j] : m[j];
+    float bm = -INFINITY;
+    for (int j = 0; j < 8; ++j) bm = m[j] > bm ? m[j] : bm;
+    for (; i < e; ++i) bm = v[i] > bm ? v[i] : bm;
+    if (bm > best) {
+      best = bm;
+      for (i = b0; v[i] != bm; ++i) {
+      }
+      at = i;
+    }
+  }
+  return at;
 }
 
 }  // namespace

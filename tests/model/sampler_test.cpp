@@ -219,6 +219,19 @@ TEST(Sampler, SameTokensAsSortingEverything) {
   }
 }
 
+TEST(Sampler, GreedyFindsTheFirstMaximumAcrossBlocks) {
+  std::vector<float> lg = random_logits(5000, 9);
+  lg[4500] = lg[3000] = lg[3001] = 50.0f;  // ties in later blocks of 1024
+  lg[10] = 49.0f;
+  EXPECT_EQ(Sampler{}.sample(lg), 3000);
+  lg[1023] = 50.0f;  // the last element of the first block
+  EXPECT_EQ(Sampler{}.sample(lg), 1023);
+  EXPECT_EQ(Sampler{}.sample(std::vector<float>(3000, -INFINITY)), 0);
+  std::vector<float> tail(2051, 1.0f);
+  tail[2050] = 2.0f;  // in the short last block
+  EXPECT_EQ(Sampler{}.sample(tail), 2050);
+}
+
 TEST(Sampler, NanLogitsNeverWin) {
   const float nan = std::nanf("");
   const std::vector<float> lg = {nan, 1.0f, nan, 2.0f, -1.0f};
