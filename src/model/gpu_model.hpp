@@ -11,13 +11,16 @@
 //              rows [q | k | v], RoPE on the q and k rows   (one matvec: prologue/epilogue)
 //              (Wqkv: the rows of attn_q, attn_k, attn_v stacked at load when
 //              they share a format; else three matvecs into q, k, v)
-//              k, v -> cache [n_ctx, n_kv, hd] at pos[t]              (a store kernel)
+//              k, v -> cache [n_ctx, n_kv, hd] at pos[t]   (the QKV matvec's
+//                                 epilogue, fuse_kv_store; else a store kernel)
 //              a [n_head*hd] = softmax(q.K[0..pos] / sqrt(hd)) V        (kernels/attention)
 //              x += Wo a                                                (matvec Acc)
 //              f [n_ff] = silu(Wg h) * (Wu h), h = rmsnorm(x) * ffn_norm (matvec SiluGate)
 //              x += Wdown f                                             (matvec Acc)
 //   logits [n_vocab] = W_out (rmsnorm(x) * output_norm)   (W_out = token_embd if tied)
 // then the logits are copied to a mapped buffer: the one read back per token.
+// A token's dispatches go out in a few submits (submit_pieces), encoded while
+// the GPU ran the token before (encode_ahead).
 // With rope_freqs.weight (Llama 3.1 scaling) the QKV matvec uses a Store
 // epilogue and then GpuRope rotates its q and k heads with the freq factors
 // [head_dim / 2] (gpu_rows.hpp).
