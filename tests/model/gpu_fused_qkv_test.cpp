@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/matvec/generator.hpp"
 #include "model/cpu_forward.hpp"
 #include "model/gpu_model.hpp"
 #include "model/synth.hpp"
@@ -119,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, FusedQkv,
 // kernel: the same k and v values reach the cache (f32 bits, or the same
 // pack2x16float pairs), so single tokens give the same logits bit for bit,
 // with one dispatch a layer fewer. The f16 cache with NeoX RoPE (qwen2) keeps
-// the store kernel.
+// the store kernel, as does qwen2 (its bias) under the low-end profile.
 TEST(FusedKvStore, SameLogitsAsTheStoreKernel) {
   gpu::Context& ctx = testing_support::test_context();
   for (Arch arch : {Arch::Llama, Arch::Qwen2})
@@ -131,7 +132,11 @@ TEST(FusedKvStore, SameLogitsAsTheStoreKernel) {
       off.fuse_kv_store = false;
       GpuModel a(ctx, f, on), b(ctx, f, off);
       const uint32_t layers = a.config().n_layer;
-      const bool fusable = arch == Arch::Llama || kv == KvType::F32;
+      // qwen2's f16 cache with NeoX RoPE keeps the store kernel, and so does
+      // its bias where it makes 9 storage buffers, past the adapter's limit
+      // (the low-end profile allows 8).
+      const bool fits = arch == Arch::Llama || matvec::limits_of(ctx).storage_buffers >= 9;
+      const bool fusable = (arch == Arch::Llama || kv == KvType::F32) && fits;
       EXPECT_EQ(a.kv_store_fused_layers(), fusable ? layers : 0u);
       EXPECT_EQ(b.kv_store_fused_layers(), 0u);
       EXPECT_EQ(b.dispatches_per_token() - a.dispatches_per_token(), a.kv_store_fused_layers());
