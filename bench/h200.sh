@@ -5,7 +5,7 @@
 # every kernel contract test, the gather/matvec contract benches, the matvec
 # 8B shapes, GEMM and the end-to-end run benchmark. Expects the
 # stripped binaries and Dawn under .devrun/ and the Vulkan loader debs in
-# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19|regs|attention|host]
+# .gl/ (see docs/perf/README.md). Usage: bench/h200.sh [quick|sweep|splitk|full|tests|final|arena|int8|gemm6|breakdown|steps7|stage8|batch9|kquant10|batch11|pipe12|gx13|pq14|st15|b16|bs17|blk18|xq19|regs|attention|host|gensample]
 set -u
 mode=${1:-full}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -553,5 +553,40 @@ if [ "$mode" = host ]; then
     done
     timeout 100 $B/blockq run -m "$f" -p "Once upon a time" -n 128 --ignore-eos --seed 3 > /dev/null 2> "$OUT/gen.err"
     echo "blockq run: $(grep -o 'generation.*' "$OUT/gen.err")"
+  done
+fi
+if [ "$mode" = gensample ]; then
+  # The GPU sampler (session 30): its tests, its plans timed alone, then bench
+  # run with the greedy pick on the GPU (a step queued ahead) against the
+  # host's pick, alternating twice (the GPU run checks its tokens against the
+  # host sampler's, greedy and with blockq run's defaults), and blockq run's
+  # default sampling on the GPU and on the host.
+  [ -z "${GEN_NO_TESTS:-}" ] && {
+  timeout 200 $B/test_k_sample > "$OUT/test_sample.log" 2>&1
+  echo "test_k_sample exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_sample.log" | tr '\n' ' ')"
+  timeout 300 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
+  echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
+  timeout 200 $B/blockq bench sample --top-k 1,40,256 --chunks ${SAMPLE_CHUNKS:-512,1024,2048} \
+    --wgs ${SAMPLE_WGS:-256,512} --greedy-per ${SAMPLE_PER:-4,8,16,32} > "$OUT/bench_sample.txt" 2>&1
+  echo "bench sample exit $?"; cat "$OUT/bench_sample.txt"
+  }
+  for m in "smollm2-360m q8_0" "llama-3.2-1b q4_0" "llama-3-8b q4_0"; do
+    case "$m" in ${GEN_ONLY:-*}) ;; *) continue ;; esac
+    set -- $m
+    for rep in 1 2; do
+      for v in "--check-sampler" "--host-sampler"; do
+        [ $rep = 2 ] && v=${v#--check-sampler}
+        timeout 150 $B/blockq bench run --preset $1 --type $2 -p 8 -n 64 --crossover 16 --samples 3 $v \
+          > "$OUT/run.txt" 2>&1
+        echo "== $1 $2 ${v:-(gpu sampler)}: $(grep -E '^(generation|  sample|  total)' "$OUT/run.txt" | tr -s ' ' | tr '\n' '|')"
+        grep -E '^(host|sampler)' "$OUT/run.txt"
+        f=$(sed -n 's/^model *\([^ ]*\) .*/\1/p' "$OUT/run.txt")
+      done
+    done
+    for smp in gpu host gpu host; do
+      timeout 100 $B/blockq run -m "$f" -p "Once upon a time" -n 128 --ignore-eos --seed 3 --sampler $smp \
+        > /dev/null 2> "$OUT/gen.err"
+      echo "blockq run --sampler $smp: $(grep -o 'generation.*' "$OUT/gen.err")"
+    done
   done
 fi

@@ -3,6 +3,7 @@
 // pass on a synthetic model (made on first use): prompt and generation
 // tokens/s, time to first token, GPU memory, and a per-token time breakdown
 // by kernel family (each family's dispatches of one token timed alone).
+// Tokens are picked greedily, by the GPU sampler unless --host-sampler.
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -31,9 +32,47 @@ struct BenchRunArgs {
   ModelLoadArgs load;
   bool no_fuse_qkv = false;
   bool no_fuse_kv_store = false;
+  bool host_sampler = false;
+  bool check_sampler = false;
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The GPU sampler's tokens against the host sampler's from the same prompt
+// and seed, greedy and with blockq run's default sampling.
+void check_sampler(model::GpuModel& m, const std::vector<model::TokenId>& prompt, uint32_t n) {
+  model::SamplerConfig def;
+  def.temperature = 0.8f;
+  def.top_k = 40;
+  def.top_p = 0.95f;
+  def.min_p = 0.05f;
+  def.seed = 3;
+  for (const model::SamplerConfig& sc : {model::SamplerConfig{}, def}) {
+    m.reset();
+    m.eval(std::span<const model::TokenId>(prompt));
+    m.begin_generation(sc, n);
+    std::vector<model::TokenId> gpu(n), host(n);
+    for (auto& t : gpu) t = m.next_token();
+    m.end_generation();
+    m.reset();
+    model::Sampler s(sc);
+    std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
+    for (uint32_t i = 0; i < n; ++i) {
+      host[i] = s.sample(logits);
+      if (i + 1 < n) logits = m.eval(host[i]);
+    }
+    const auto diff = std::mismatch(gpu.begin(), gpu.end(), host.begin());
+    std::vector<model::TokenId> distinct = gpu;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    fmt::print("sampler    {}: {} tokens ({} distinct) on the GPU, {}\n",
+               sc.temperature > 0 ? "temperature 0.8, top-k 40, top-p 0.95, min-p 0.05" : "greedy", n,
+               distinct.size(),
+               diff.first == gpu.end() ? std::string("the same as the host sampler's")
+                                       : fmt::format("first differing from the host sampler's at token {} ({} against {})",
+                                                     diff.first - gpu.begin(), *diff.first, *diff.second));
+  }
+}
 
 void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   using clock = std::chrono::steady_clock;
@@ -64,22 +103,40 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   for (int i = 0; i < a.n_prompt; ++i) prompt[i] = model::TokenId((uint64_t(i) * 7919 + 13) % c.n_vocab);
   m.eval(std::span<const model::TokenId>(prompt).first(std::min<size_t>(prompt.size(), m.batch())));  // warm-up
   m.reset();
+  if (!a.host_sampler) m.prepare_generation({});
   const auto t0 = clock::now();
   std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
   const auto t_prompt = clock::now();
-  model::Sampler greedy;  // temperature 0: the first highest logit
-  model::TokenId next = greedy.sample(logits);
-  const auto t_first = clock::now();
+  // Greedy: the first highest logit, picked on the GPU (generation queued a
+  // step ahead, GpuModel::begin_generation) or by the host sampler.
+  model::Sampler greedy;
+  model::TokenId next = 0;
   std::vector<model::StepTimes> steps;  // host time of each generated token
-  std::vector<double> pick_us;          // the greedy sampler over its logits
-  for (int i = 0; i < a.n_gen; ++i) {
-    logits = m.eval(next);
-    steps.push_back(m.last_step());
-    const auto t_pick = clock::now();
+  std::vector<double> pick_us;          // the host's greedy pick over the logits
+  clock::time_point t_first, t_end;
+  if (a.host_sampler) {
     next = greedy.sample(logits);
-    pick_us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t_pick).count());
+    t_first = clock::now();
+    for (int i = 0; i < a.n_gen; ++i) {
+      logits = m.eval(next);
+      steps.push_back(m.last_step());
+      const auto t_pick = clock::now();
+      next = greedy.sample(logits);
+      pick_us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t_pick).count());
+    }
+    t_end = clock::now();
+  } else {
+    m.begin_generation({}, uint32_t(a.n_gen + 1));
+    next = m.next_token();
+    t_first = clock::now();
+    for (int i = 0; i < a.n_gen; ++i) {
+      next = m.next_token();
+      steps.push_back(m.last_step());
+      pick_us.push_back(0);
+    }
+    m.end_generation();
+    t_end = clock::now();
   }
-  const auto t_end = clock::now();
   const double pp = secs(t_prompt - t0), gen = secs(t_end - t_first);
 
   const auto& mem = m.memory();
@@ -96,7 +153,8 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
              m.batch() > 1 ? fmt::format("batches of {}, {} of {} projections on the gemm", m.batch(),
                                          m.prompt_gemm_count(), m.prompt_projection_count())
                            : "token by token");
-  fmt::print("generation {} tokens, {:.1f} tokens/s\n", a.n_gen, a.n_gen / gen);
+  fmt::print("generation {} tokens, {:.1f} tokens/s (greedy, sampled on the {})\n", a.n_gen, a.n_gen / gen,
+             a.host_sampler ? "host" : "GPU, a step queued ahead");
   fmt::print("first tok  {:.1f} ms (prompt of {} tokens + sampling)\n", 1e3 * secs(t_first - t0), a.n_prompt);
   {  // where a generated token's wall time goes on the host, medians over the tokens
     auto med = [](std::vector<double> v) {
@@ -135,6 +193,7 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   double sum = 0;
   for (int f = 0; f < n_fam; ++f) {
     const auto fam = model::KernelFamily(f);
+    if (fam == model::KernelFamily::Sample && a.host_sampler) continue;  // no GPU sampler was made
     const gpu::Timing t = gpu::time_passes(ctx, a.samples, [&](gpu::Recorder& r) { m.record(r, fam, false); });
     ms[f] = t.median() * 1e-6;
     gpu_ts = t.gpu_timestamps;
@@ -147,6 +206,7 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
                100 * ms[f] / sum);
   fmt::print("  {:<12} {:9.3f} ms  (whole token, one pass; families sum to {:.3f} ms)\n", "total",
              whole.median() * 1e-6, sum);
+  if (a.check_sampler) check_sampler(m, prompt, uint32_t(a.n_gen));
 }
 
 void add_bench_run(CLI::App& app, GlobalOptions& g) {
@@ -162,6 +222,11 @@ void add_bench_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_flag("--no-fuse-qkv", a.no_fuse_qkv, "Q, K and V as three projections per layer (for comparison)");
   cmd->add_flag("--no-fuse-kv-store", a.no_fuse_kv_store,
                 "K and V stored into the cache by a kernel of their own, not by the QKV matvec (for comparison)");
+  cmd->add_flag("--host-sampler", a.host_sampler,
+                "Pick each token on the host after its logits are read back, not on the GPU (for comparison)");
+  cmd->add_flag("--check-sampler", a.check_sampler,
+                "Then generate -n tokens greedy and with blockq run's default sampling on the GPU and on the host, "
+                "and compare them");
   cmd->add_option("--samples", a.samples, "Timing samples per kernel family")->capture_default_str();
   cmd->callback([&g] { bench_run(a, g); });
 }

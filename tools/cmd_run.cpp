@@ -1,7 +1,9 @@
 // `blockq run -m MODEL.gguf -p PROMPT -n N [--temp --top-k --top-p --min-p
-// --repeat-penalty --seed --chat]`: runs a llama/qwen2 GGUF on the GPU,
-// streaming tokens as they come, then prompt and generation tokens/s and the
-// time to first token. Without -m, the tiny synthetic model (made on first use).
+// --repeat-penalty --seed --sampler auto|gpu|host --chat]`: runs a
+// llama/qwen2 GGUF on the GPU, streaming tokens as they come, then prompt and
+// generation tokens/s and the time to first token. Without -m, the tiny
+// synthetic model (made on first use). The sampler runs on the GPU where it
+// can (GpuModel::begin_generation), else on the host.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,6 +32,7 @@ struct RunArgs {
   float min_p = 0.05f;
   float repeat_penalty = 1.0f;
   uint64_t seed = 42;
+  std::string sampler = "auto";
   bool chat = false;
   bool ignore_eos = false;
   uint32_t n_ctx = 0;
@@ -86,6 +89,10 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   sc.seed = a.seed;
   model::Sampler sampler(sc);
   sampler.accept(prompt);
+  const std::string why = model::gpu_sampling_unsupported(sc);
+  BQ_CHECK(a.sampler != "gpu" || why.empty(), "--sampler gpu: {}", why);
+  const bool on_gpu = a.sampler == "gpu" || (a.sampler == "auto" && why.empty());
+  if (on_gpu) m.prepare_generation(sc);  // its kernels compiled before the clock starts
 
   if (!a.chat) {
     std::fputs(a.prompt.c_str(), stdout);
@@ -94,10 +101,11 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   const auto t0 = clock::now();
   std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
   const auto t_prompt = clock::now();
+  if (on_gpu && a.n > 0) m.begin_generation(sc, uint32_t(a.n));
   int generated = 0;
   clock::time_point t_first = t_prompt;
   for (int i = 0; i < a.n; ++i) {
-    const model::TokenId id = sampler.sample(logits);
+    const model::TokenId id = on_gpu ? m.next_token() : sampler.sample(logits);
     if (i == 0) t_first = clock::now();
     sampler.accept(id);
     ++generated;
@@ -105,18 +113,19 @@ void run(const RunArgs& a, const GlobalOptions& g) {
     const std::string piece = tok.token_to_piece(id, false);
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
-    if (i + 1 < a.n) logits = m.eval(id);
+    if (!on_gpu && i + 1 < a.n) logits = m.eval(id);
   }
+  m.end_generation();  // waits for the step queued after the last token, counted in the rate
   const auto t_end = clock::now();
   std::fputs("\n", stdout);
   const double pp = secs(t_prompt - t0), gen = secs(t_end - t_first);
   std::fprintf(stderr,
                "prompt: %zu tokens in %.3f s (%.1f tokens/s, %s); generation: %d tokens in %.3f s "
-               "(%.1f tokens/s); time to first token %.1f ms\n",
+               "(%.1f tokens/s, sampled on the %s); time to first token %.1f ms\n",
                prompt.size(), pp, double(prompt.size()) / pp,
                m.batch() > 1 ? fmt::format("batches of {}", m.batch()).c_str() : "token by token",
                generated, gen,
-               generated > 1 ? double(generated - 1) / gen : 0.0, 1e3 * secs(t_first - t0));
+               generated > 1 ? double(generated - 1) / gen : 0.0, on_gpu ? "GPU" : "host", 1e3 * secs(t_first - t0));
 }
 
 void add_run(CLI::App& app, GlobalOptions& g) {
@@ -131,6 +140,11 @@ void add_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--min-p", a.min_p, "Min-p (<= 0: off)")->capture_default_str();
   cmd->add_option("--repeat-penalty", a.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
   cmd->add_option("--seed", a.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--sampler", a.sampler,
+                  "Where tokens are sampled: gpu (greedy, or top-k 1..256 without penalties), host, or auto "
+                  "(the GPU where it can)")
+      ->check(CLI::IsMember({"auto", "gpu", "host"}))
+      ->capture_default_str();
   cmd->add_option("--ctx", a.n_ctx, "KV cache positions (0: min(context length, 4096))");
   add_model_load_options(cmd, a.load);
   cmd->add_flag("--chat", a.chat, "Wrap the prompt in the model's chat template as a user message");

@@ -85,6 +85,7 @@ function decodeOutput(bytes, dtype, count) {
     const h = new Uint16Array(bytes.buffer, bytes.byteOffset, count);
     return Float32Array.from(h, f16ToF32);
   }
+  if (dtype === 'uint32') return Float32Array.from(new Uint32Array(bytes.buffer, bytes.byteOffset, count));
   throw new Error(`unknown output dtype ${dtype}`);
 }
 

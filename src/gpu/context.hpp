@@ -111,6 +111,16 @@ struct BindGroup {
   Handle<WGPUBindGroup> group;
 };
 
+// What a buffer map's callback said; map_read's target, at a stable address
+// until its future completes.
+struct MapStatus {
+  bool ok = false;
+  std::string message;
+};
+// Asks for a read map of bytes [0, size) of `b` (size rounded up to 4): wait
+// on the future (Context::wait), then read status and the mapped range.
+WGPUFuture map_read(const Buffer& b, uint64_t size, MapStatus& status);
+
 class Context {
  public:
   static Context create(const ContextOptions& options = {});

@@ -54,6 +54,18 @@ void Context::upload(const Buffer& dst, std::span<const uint8_t> bytes, uint64_t
   check("upload to " + dst.label());
 }
 
+WGPUFuture map_read(const Buffer& b, uint64_t size, MapStatus& status) {
+  WGPUBufferMapCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = [](WGPUMapAsyncStatus st, WGPUStringView msg, void* u1, void*) {
+    auto* m = static_cast<MapStatus*>(u1);
+    m->ok = st == WGPUMapAsyncStatus_Success;
+    if (msg.data) m->message = msg.length == WGPU_STRLEN ? std::string(msg.data) : std::string(msg.data, msg.length);
+  };
+  cb.userdata1 = &status;
+  return wgpuBufferMapAsync(b.get(), WGPUMapMode_Read, 0, (size + 3) & ~uint64_t{3}, cb);
+}
+
 std::vector<uint8_t> Context::download(const Buffer& src, uint64_t offset, uint64_t size) const {
   BQ_CHECK(offset % 4 == 0, "download from '{}': offset {} is not a multiple of 4", src.label(), offset);
   BQ_CHECK(offset + size <= src.size(), "download of {} bytes at {} overruns buffer '{}' ({} bytes)",
@@ -71,19 +83,8 @@ std::vector<uint8_t> Context::download(const Buffer& src, uint64_t offset, uint6
     Handle<WGPUCommandBuffer> cmd(wgpuCommandEncoderFinish(enc.get(), &cd));
     WGPUCommandBuffer raw = cmd.get();
     wgpuQueueSubmit(queue_.get(), 1, &raw);
-    struct Map {
-      bool ok = false;
-      std::string message;
-    } map;
-    WGPUBufferMapCallbackInfo cb{};
-    cb.mode = WGPUCallbackMode_WaitAnyOnly;
-    cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* u1, void*) {
-      auto* m = static_cast<Map*>(u1);
-      m->ok = status == WGPUMapAsyncStatus_Success;
-      if (msg.data) m->message = msg.length == WGPU_STRLEN ? std::string(msg.data) : std::string(msg.data, msg.length);
-    };
-    cb.userdata1 = &map;
-    wait(wgpuBufferMapAsync(staging.get(), WGPUMapMode_Read, 0, n4, cb), "readback of " + src.label());
+    MapStatus map;
+    wait(map_read(staging, n4, map), "readback of " + src.label());
     check("readback of " + src.label());
     BQ_CHECK(map.ok, "could not map the readback of '{}': {}", src.label(), map.message);
     const void* p = wgpuBufferGetConstMappedRange(staging.get(), 0, n4);

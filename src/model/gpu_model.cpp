@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -28,6 +29,7 @@ std::string_view family_name(KernelFamily f) {
     case KernelFamily::Ffn: return "ffn-gate-up";
     case KernelFamily::FfnDown: return "ffn-down";
     case KernelFamily::LmHead: return "lm-head";
+    case KernelFamily::Sample: return "sample";
     case KernelFamily::Readback: return "readback";
   }
   return "?";
@@ -63,6 +65,14 @@ class Progress {
   int next_ = 25;
   std::string name_;
 };
+
+namespace {
+
+double micros(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+}  // namespace
 
 gpu::Slice GpuModel::Impl::vec_buffer(const std::string& name) {
   const gguf::TensorInfo& t = file.tensor(name);
@@ -240,6 +250,7 @@ uint32_t GpuModel::kv_store_fused_layers() const {
   return n;
 }
 void GpuModel::reset() {
+  end_generation();
   impl_->n_past = 0;
   impl_->ahead.clear();
 }
@@ -247,6 +258,7 @@ const StepTimes& GpuModel::last_step() const { return impl_->times; }
 
 void GpuModel::set_inputs(std::span<const TokenId> tokens) {
   Impl& m = *impl_;
+  BQ_CHECK(!m.gen.on, "the model is generating with the GPU sampler: end_generation() before eval()");
   BQ_CHECK(!tokens.empty() && tokens.size() <= m.batch, "{} tokens at once: use 1 to the batch of {}", tokens.size(),
            m.batch);
   BQ_CHECK(m.n_past + tokens.size() <= m.n_ctx, "the KV cache is full ({} positions)", m.n_ctx);
@@ -274,9 +286,7 @@ std::span<const float> GpuModel::eval(TokenId token) { return eval_step(std::spa
 
 std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
   using clock = std::chrono::steady_clock;
-  auto us = [](clock::time_point a, clock::time_point b) {
-    return std::chrono::duration<double, std::micro>(b - a).count();
-  };
+  const auto us = micros;
   Impl& m = *impl_;
   StepTimes& st = m.times;
   const auto t0 = clock::now();
@@ -291,20 +301,9 @@ std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
   m.unmap_logits();  // the step copies the new logits into the buffer
   for (auto& c : cmds) gpu::submit(*m.ctx, std::move(c), "forward");
   const auto t3 = clock::now();
-  struct Map {
-    bool done = false, ok = false;
-    std::string message;
-  } map;
-  WGPUBufferMapCallbackInfo cb{};
-  cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* u1, void*) {
-    auto* mp = static_cast<Map*>(u1);
-    mp->ok = status == WGPUMapAsyncStatus_Success;
-    if (msg.data) mp->message = msg.length == WGPU_STRLEN ? std::string(msg.data) : std::string(msg.data, msg.length);
-  };
-  cb.userdata1 = &map;
+  gpu::MapStatus map;
   const uint64_t bytes = uint64_t{m.cfg.n_vocab} * 4;
-  const WGPUFuture mapped = wgpuBufferMapAsync(m.readback.get(), WGPUMapMode_Read, 0, (bytes + 3) & ~uint64_t{3}, cb);
+  const WGPUFuture mapped = gpu::map_read(m.readback, bytes, map);
   // While the GPU runs: the next single token's buffer (position n_past + m,
   // which sees n_past + m + 1 positions; any id).
   const uint32_t next = m.n_past + m.m;
@@ -333,6 +332,101 @@ std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
   st.wait = us(t4, t5);
   st.read = us(t5, t6);
   return m.last_logits;
+}
+
+bool GpuModel::generating() const { return impl_->gen.on; }
+
+void GpuModel::prepare_generation(const SamplerConfig& cfg) {
+  Impl& m = *impl_;
+  BQ_CHECK(!m.gen.on, "prepare_generation() while generating: end_generation() first");
+  const std::string why = gpu_sampling_unsupported(cfg);
+  BQ_CHECK(why.empty(), "the GPU sampler cannot take these settings: {}", why);
+  const uint32_t k = cfg.temperature <= 0.0f ? 1 : std::min<uint32_t>(uint32_t(cfg.top_k), m.cfg.n_vocab);
+  if (!m.gen.sampler || m.gen.sampler.plan().pick.k != k)
+    m.gen.sampler = sample::GpuSampler(*m.ctx, m.cfg.n_vocab, k, m.logits);
+  for (int i = 0; i < 2; ++i)
+    if (!m.gen.tokens[i]) m.gen.tokens[i] = m.ctx->create_buffer(4, gpu::kReadback, fmt::format("generated token {}", i));
+}
+
+void GpuModel::begin_generation(const SamplerConfig& cfg, uint32_t max_tokens) {
+  Impl& m = *impl_;
+  BQ_CHECK(!m.gen.on, "begin_generation() while generating: end_generation() first");
+  BQ_CHECK(m.n_past > 0, "begin_generation() samples the logits of an eval(): evaluate a prompt first");
+  prepare_generation(cfg);  // checks cfg
+  m.unmap_logits();
+  m.ahead.clear();
+  m.gen.sampler.set(*m.ctx, {});
+  m.gen.cfg = cfg;
+  m.gen.rng.seed(cfg.seed);
+  m.gen.p0 = m.n_past;
+  m.gen.max_tokens = max_tokens;
+  m.gen.submitted = m.gen.taken = 0;
+  m.gen.on = true;
+  m.times = {};
+}
+
+void GpuModel::Impl::submit_generation_step() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint32_t s = gen.submitted;
+  if (gen.cfg.temperature > 0.0f)
+    gen.sampler.set(*ctx, {gen.cfg.temperature, gen.cfg.top_p, gen.cfg.min_p, float(uniform_draw(gen.rng))});
+  StepSel sel{.vi = 0, .readback = false, .sample = true, .token_slot = s % 2};
+  if (s == 0) {  // the sampler alone, on the logits of the eval before
+    sel.only = KernelFamily::Sample;
+    sel.layer0 = uint32_t(layers.size());
+  } else {  // token s - 1 (in ids, from the step before) at p0 + s - 1
+    vi = 0;
+    m = 1;
+    host_pos[0] = gen.p0 + s - 1;
+    ctx->upload<uint32_t>(pos, std::span<const uint32_t>(host_pos.data(), 1));
+    sel.visible = host_pos[0] + 1;
+    sel.every_embed_chunk = true;
+  }
+  record_step(*rec, sel);
+  gpu::Handle<WGPUCommandBuffer> cmd = rec->finish();
+  const auto t1 = std::chrono::steady_clock::now();
+  gpu::submit(*ctx, std::move(cmd), "generation step");
+  times.encode += micros(t0, t1);
+  times.submit += micros(t1, std::chrono::steady_clock::now());
+  ++gen.submitted;
+}
+
+TokenId GpuModel::next_token() {
+  Impl& m = *impl_;
+  Impl::Generation& g = m.gen;
+  BQ_CHECK(g.on, "next_token() outside begin_generation() .. end_generation()");
+  BQ_CHECK(g.taken < g.max_tokens, "all {} tokens of this generation were taken", g.max_tokens);
+  m.times = {};
+  // The step that evaluates this token goes into the queue before the host
+  // waits for the token (steps evaluate at p0 + s - 1 < n_ctx).
+  while (g.submitted < g.max_tokens && g.submitted <= g.taken + 1 &&
+         (g.submitted == 0 || g.p0 + g.submitted - 1 < m.n_ctx))
+    m.submit_generation_step();
+  BQ_CHECK(g.taken < g.submitted, "the KV cache is full ({} positions)", m.n_ctx);
+  const auto t0 = std::chrono::steady_clock::now();
+  const gpu::Buffer& b = g.tokens[g.taken % 2];
+  gpu::MapStatus map;
+  m.ctx->wait(gpu::map_read(b, 4, map), "the generated token");
+  m.ctx->check("generation step");
+  BQ_CHECK(map.ok, "could not map the generated token: {}", map.message);
+  const void* p = wgpuBufferGetConstMappedRange(b.get(), 0, 4);
+  uint32_t id = 0;
+  if (p) std::memcpy(&id, p, 4);
+  wgpuBufferUnmap(b.get());
+  BQ_CHECK(p, "no mapped range for the generated token");
+  BQ_CHECK(id < m.cfg.n_vocab, "the GPU sampler gave token {} outside the vocabulary [0, {})", id, m.cfg.n_vocab);
+  m.times.wait = micros(t0, std::chrono::steady_clock::now());
+  ++g.taken;
+  return TokenId(id);
+}
+
+void GpuModel::end_generation() {
+  Impl& m = *impl_;
+  if (!m.gen.on) return;
+  m.gen.on = false;
+  m.ctx->finish();
+  m.ctx->check("generation");
+  m.n_past = m.gen.p0 + (m.gen.taken ? m.gen.taken - 1 : 0);
 }
 
 std::span<const float> GpuModel::eval(std::span<const TokenId> tokens) {

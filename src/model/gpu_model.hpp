@@ -19,6 +19,9 @@
 //              x += Wdown f                                             (matvec Acc)
 //   logits [n_vocab] = W_out (rmsnorm(x) * output_norm)   (W_out = token_embd if tied)
 // then the logits are copied to a mapped buffer: the one read back per token.
+// Or, generating with the GPU sampler (begin_generation), the logits are
+// sampled where they lie (kernels/sample) and the token is copied into ids
+// for the next step and into a 4-byte mapped buffer for the host.
 // A token's dispatches go out in a few submits (submit_pieces), encoded while
 // the GPU ran the token before (encode_ahead).
 // With rope_freqs.weight (Llama 3.1 scaling) the QKV matvec uses a Store
@@ -48,6 +51,7 @@
 #include "gpu/context.hpp"
 #include "gpu/recorder.hpp"
 #include "model/config.hpp"
+#include "model/sampler.hpp"
 #include "model/tokenizer.hpp"
 
 namespace blockq::model {
@@ -108,15 +112,16 @@ struct StepTimes {
   double encode = 0;  // the dispatches recorded, the command buffer finished (0 when encoded ahead)
   double submit = 0;  // wgpuQueueSubmit (where Dawn records its backend's commands)
   double ahead = 0;   // encoding the next token's buffer, while the GPU runs this step
-  double wait = 0;    // then until the logits were mapped: the GPU's work and the wake-up
+  double wait = 0;    // then until the logits (or the GPU sampler's token) were mapped: the GPU's work and the wake-up
   double read = 0;    // the mapped logits taken (they are read in place, not copied)
   bool encoded_ahead = false;  // this step's buffer was encoded during the step before
   double total() const { return inputs + encode + submit + ahead + wait + read; }
 };
 
 // Kernel families of a token's command buffer (for per-family timing).
-enum class KernelFamily : uint8_t { Embed, Qkv, KvCopy, Attention, AttnOut, Ffn, FfnDown, LmHead, Readback };
-inline constexpr int kKernelFamilies = 9;
+// Sample: the GPU sampler's dispatches (only while one was made by begin_generation).
+enum class KernelFamily : uint8_t { Embed, Qkv, KvCopy, Attention, AttnOut, Ffn, FfnDown, LmHead, Sample, Readback };
+inline constexpr int kKernelFamilies = 10;
 std::string_view family_name(KernelFamily f);
 
 // Bytes held on the device.
@@ -173,17 +178,42 @@ class GpuModel {
   // One command buffer for 1 to `batch` tokens; the logits after the last.
   std::span<const float> eval_step(std::span<const TokenId> tokens);
 
+  // Generation with the sampler on the GPU (kernels/sample). Each step
+  // samples its logits where the lm_head left them and copies the token into
+  // the next step's input, so the host submits step s + 1 before it reads
+  // step s's token and the GPU does not wait for the host between tokens.
+  //   begin_generation: the first token comes from the current logits (of
+  //     the last eval); at most max_tokens tokens, and no step past the cache.
+  //     cfg must pass gpu_sampling_unsupported (greedy, or top-k in 1..256,
+  //     no penalties); the draws come from std::mt19937_64(cfg.seed) as
+  //     Sampler's do, so the tokens are the host sampler's except where a
+  //     draw falls within float rounding of a boundary (the GPU sums in f32).
+  //   next_token: the next token; the step that evaluates it is queued first.
+  //   end_generation: waits for the queued steps; then the KV cache holds
+  //     every taken token but the last, as a loop of Sampler::sample and
+  //     eval(token) leaves it (n_past), and no logits are kept: eval(the last
+  //     token) goes on from there.
+  // eval() and set_inputs() throw between begin and end; reset() ends it.
+  void begin_generation(const SamplerConfig& cfg, uint32_t max_tokens);
+  // Makes the GPU sampler for cfg (compiles its kernels) before a
+  // begin_generation with the same top-k, which would otherwise make it.
+  void prepare_generation(const SamplerConfig& cfg);
+  TokenId next_token();
+  void end_generation();
+  bool generating() const;
+
   // For benchmarks: writes the inputs of `token` at position n_past()
   // without evaluating, and records the token's dispatches (all, or one
   // family's) into rec, the copy of the logits to the mapped buffer only when
-  // `readback` (it is a copy, outside compute passes and their timestamps).
-  // The KV cache position does not advance.
+  // `readback` (it is a copy, outside compute passes and their timestamps),
+  // and, after a generation made a GPU sampler, its dispatches and the
+  // copies of its token. The KV cache position does not advance.
   void set_inputs(TokenId token);
   void set_inputs(std::span<const TokenId> tokens);  // 1 to `batch` tokens
   void record(gpu::Recorder& rec, std::optional<KernelFamily> only = std::nullopt, bool readback = true) const;
   uint32_t dispatches_per_token() const;
   uint32_t submits_per_step() const;  // the pieces of submit_piece_ends
-  // The host times of the last eval_step.
+  // The host times of the last eval_step (or next_token: encode, submit and wait).
   const StepTimes& last_step() const;
 
   struct Impl;

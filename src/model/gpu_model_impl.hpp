@@ -4,6 +4,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <variant>
@@ -14,6 +15,7 @@
 #include "kernels/matvec/op.hpp"
 #include "kernels/matvec/rows.hpp"
 #include "kernels/attention/attention.hpp"
+#include "kernels/sample/sample.hpp"
 #include "model/gpu_kv_store.hpp"
 #include "model/gpu_model.hpp"
 #include "model/gpu_rows.hpp"
@@ -134,6 +136,20 @@ struct GpuModel::Impl {
   std::vector<gpu::Handle<WGPUCommandBuffer>> ahead;
   uint32_t ahead_pos = 0;
   StepTimes times;  // of the last eval_step
+  // Generation with the GPU sampler (GpuModel::begin_generation). Step 0
+  // samples the logits of the eval before; step s >= 1 evaluates token s - 1
+  // (its id copied into ids by step s - 1) at position p0 + s - 1 and samples
+  // token s. Each step copies its token into tokens[s % 2], which the host
+  // maps once the step after it is queued.
+  struct Generation {
+    bool on = false;
+    SamplerConfig cfg;
+    std::mt19937_64 rng;
+    sample::GpuSampler sampler;  // kept after the end (record() times it)
+    gpu::Buffer tokens[2];       // [1] u32 each, mappable
+    uint32_t p0 = 0, max_tokens = 0, submitted = 0, taken = 0;
+  } gen;
+  void submit_generation_step();
 
   Progress* progress = nullptr;
 
@@ -158,6 +174,10 @@ struct GpuModel::Impl {
     std::optional<KernelFamily> only;
     bool readback = true;
     uint32_t layer0 = 0, layer1 = UINT32_MAX;
+    // The GPU sampler after the lm_head (when gen.sampler is made), its token
+    // copied into ids and into gen.tokens[token_slot].
+    bool sample = false;
+    uint32_t token_slot = 0;
   };
   void record_step(gpu::Recorder& r, const StepSel& sel) const;
   // The whole step (sel's layer range ignored) as one command buffer per

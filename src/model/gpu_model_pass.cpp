@@ -239,7 +239,8 @@ uint32_t GpuModel::Impl::visible_now() const {
 void GpuModel::record(gpu::Recorder& r, std::optional<KernelFamily> only, bool readback) const {
   if (readback && (!only || *only == KernelFamily::Readback)) impl_->unmap_logits();  // its copy is recorded
   const Impl& m = *impl_;
-  m.record_step(r, {.vi = m.vi, .visible = m.visible_now(), .only = only, .readback = readback});
+  m.record_step(r, {.vi = m.vi, .visible = m.visible_now(), .only = only, .readback = readback,
+                    .sample = bool(m.gen.sampler)});
 }
 
 std::vector<uint32_t> submit_piece_ends(uint32_t n, uint32_t pieces) {
@@ -306,6 +307,11 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
     const uint64_t row = uint64_t{m.cfg.n_embd} * 4;
     if (vi) r.copy(m.x, (m.m - 1) * row, m.x_last, 0, row);
     m.plm[vi].record(r);
+  }
+  if (sel.sample && m.gen.sampler && on(KernelFamily::Sample)) {
+    m.gen.sampler.record(r);
+    r.copy(m.gen.sampler.result(), 0, m.ids, 0, 4);  // the next step's token
+    r.copy(m.gen.sampler.result(), 0, m.gen.tokens[sel.token_slot], 0, 4);
   }
   if (sel.readback && on(KernelFamily::Readback)) r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
 }

@@ -8,6 +8,9 @@
 #include <cmath>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
+#include "kernels/sample/sample.hpp"
 #include "util/error.hpp"
 
 namespace blockq::model {
@@ -132,6 +135,16 @@ void apply_temperature(std::vector<Candidate>& c, float t) {
   for (Candidate& x : c) x.logit /= t;
 }
 
+std::string gpu_sampling_unsupported(const SamplerConfig& c) {
+  if (c.repeat_penalty != 1.0f || c.frequency_penalty != 0.0f || c.presence_penalty != 0.0f)
+    return "the repetition penalties run on the host sampler";
+  if (c.temperature <= 0.0f) return {};
+  if (c.top_k <= 0) return "top-k off (the whole vocabulary) runs on the host sampler";
+  if (uint32_t(c.top_k) > sample::kMaxTopK)
+    return fmt::format("top-k {} is above the GPU sampler's {}", c.top_k, sample::kMaxTopK);
+  return {};
+}
+
 Sampler::Sampler(SamplerConfig cfg) : cfg_(cfg), rng_(cfg.seed) {
   BQ_CHECK(cfg_.repeat_penalty > 0.0f, "repeat_penalty {} must be positive", cfg_.repeat_penalty);
   BQ_CHECK(cfg_.repeat_last_n >= 0, "repeat_last_n {} must not be negative", cfg_.repeat_last_n);
@@ -194,8 +207,7 @@ TokenId Sampler::sample(std::span<const float> logits) {
   apply_min_p(c, cfg_.min_p);
   apply_temperature(c, cfg_.temperature);
   softmax(c);
-  // A uniform double in [0, 1) from the top 53 bits: the same on every platform.
-  const double u = double(rng_() >> 11) * 0x1.0p-53;
+  const double u = uniform_draw(rng_);
   double cum = 0.0;
   for (const Candidate& x : c) {
     cum += x.p;

@@ -12,6 +12,7 @@
 #include <deque>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "model/tokenizer.hpp"
@@ -55,6 +56,15 @@ void apply_top_p(std::vector<Candidate>& c, float p);
 void apply_min_p(std::vector<Candidate>& c, float p);
 void apply_temperature(std::vector<Candidate>& c, float t);
 void softmax(std::vector<Candidate>& c);  // sorts, sets p
+
+// A draw: a uniform double in [0, 1) from the top 53 bits of the generator
+// (the same on every platform). Sampler::sample takes one per non-greedy
+// token, and so does the GPU sampler (GpuModel::begin_generation).
+inline double uniform_draw(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+
+// Why `cfg` cannot be sampled on the GPU (kernels/sample), or empty when it
+// can: greedy, or top-k in 1..sample::kMaxTopK, without penalties.
+std::string gpu_sampling_unsupported(const SamplerConfig& cfg);
 
 class Sampler {
  public:

@@ -15,8 +15,8 @@
 
 #include "kernels/attention/register.hpp"
 #include "kernels/attention/twin.hpp"
-#include "kernels/common/registry.hpp"
 #include "quant/half.hpp"
+#include "support/contract.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
 #include "util/error.hpp"
@@ -172,20 +172,7 @@ TEST(AttentionPlan, BadShapesNameTheProblem) {
 // gives the twin's output.
 TEST(AttentionContract, EveryTestCasePassesAndReplays) {
   register_kernels();
-  gpu::Context& ctx = testing_support::test_context();
-  const auto& e = kernels::find_kernel("blockq.Attention");
-  (void)kernels::load_bench(e);  // schema-checked too
-  for (const auto& tc : kernels::load_tests(e).cases) {
-    const auto r = e.run_case(ctx, tc);
-    fmt::print("{} {}: vs twin {:.3g} (tol {:.3g}), vs f64 {:.3g} (tol {:.3g}) {}\n", r.pass ? "PASS" : "FAIL", r.name,
-               r.max_rel_vs_twin, r.tol_twin, r.max_rel_vs_ref, r.tol_ref, r.detail);
-    EXPECT_TRUE(r.pass) << r.name << ": " << r.detail;
-    if (!tc.expect_error.empty()) continue;
-    const kernels::Program p = e.export_case(ctx, tc);
-    const auto outs = kernels::run_program(ctx, p);
-    ASSERT_EQ(outs.size(), 1u);
-    EXPECT_LE(kernels::max_rel(outs[0], p.outputs[0].expected), p.outputs[0].tolerance) << tc.name << " replayed";
-  }
+  testing_support::expect_contract_passes("blockq.Attention");
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ json parse_text(std::string_view text, const std::string& file) {
   }
 }
 
-const std::set<std::string> kDtypes = {"uint8", "int32", "int64", "float32", "float16"};
+const std::set<std::string> kDtypes = {"uint8", "int32", "int64", "uint32", "float32", "float16"};
 const std::set<std::string> kFeatures = {"shader-f16", "subgroups", "timestamp-query"};
 
 bool known_dtype(const std::string& d) {

@@ -92,6 +92,9 @@ std::vector<std::vector<float>> run_program(gpu::Context& ctx, const Program& p)
     if (o.dtype == "float16") {
       auto h = ctx.download<uint16_t>(bufs.at(o.buffer), 0, uint64_t(n));
       out.push_back(f16_to_floats(h));
+    } else if (o.dtype == "uint32") {
+      auto u = ctx.download<uint32_t>(bufs.at(o.buffer), 0, uint64_t(n));
+      out.emplace_back(u.begin(), u.end());
     } else {
       out.push_back(ctx.download<float>(bufs.at(o.buffer), 0, uint64_t(n)));
     }

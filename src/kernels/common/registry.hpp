@@ -60,7 +60,7 @@ struct ProgramDispatch {
 struct ProgramOutput {
   std::string name;
   uint32_t buffer = 0;
-  std::string dtype;          // "float32", or "float16" (two per u32 word, low half first)
+  std::string dtype;          // "float32", "float16" (two per u32 word, low half first) or "uint32"
   contract::Shape shape;
   std::vector<float> expected;  // the CPU twin's values
   double tolerance = 0;         // normwise relative, against expected
@@ -128,6 +128,7 @@ BenchRow time_body(gpu::Context& ctx, int samples, const std::function<void(gpu:
 #include "kernels/attention/register.hpp"
 #include "kernels/gather/register.hpp"
 #include "kernels/matvec/register.hpp"
+#include "kernels/sample/register.hpp"
 
 namespace blockq::kernels {
 
@@ -138,6 +139,7 @@ inline void register_all_kernels() {
   attention::register_kernels();
   gather::register_kernels();
   matvec::register_kernels();
+  sample::register_kernels();
 }
 
 }  // namespace blockq::kernels

@@ -22,6 +22,8 @@ std::string_view op_name(Op op) {
     case Op::SplitSum: return "split_sum";
     case Op::Rows: return "rows";
     case Op::QuantX: return "xquant";
+    case Op::SampleTopK: return "sample_topk";
+    case Op::SamplePick: return "sample_pick";
   }
   return "?";
 }

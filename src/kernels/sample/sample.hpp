@@ -1,0 +1,94 @@
+// Next-token sampling on the GPU, from the logits [n_vocab] f32 where the
+// lm_head left them, so that a decode step can feed its token to the next
+// step without the host (model/gpu_model.hpp's generation):
+//   rounds (topk.wgsl): the input cut into chunks of CHUNK, each cut to its
+//     best K (key, id) pairs in rank order by bitonic networks in workgroup
+//     memory (bitonic.wgsl), until at most CHUNK candidates are left
+//     (128256 logits, K 40: 126 chunks -> 5040 candidates -> 5 chunks -> 200);
+//   pick (pick.wgsl): one workgroup selects the best K of those likewise and
+//     picks as the host sampler does (top-p, min-p, temperature, a draw u),
+//     in f32 (twin.hpp).
+// Rank order is the host sampler's (model/sampler.hpp): the higher logit
+// first, the lower id on a tie, -0 as +0, NaN last. K is the sampler's top-k
+// (1 for greedy); the top-k selection is exact, the draw may differ from the
+// host's double sums only where u lies within float rounding of a boundary.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/context.hpp"
+#include "gpu/recorder.hpp"
+#include "kernels/common/spec.hpp"
+
+namespace blockq::sample {
+
+inline constexpr uint32_t kMaxTopK = 256;   // the largest K (<= CHUNK / 4, so each round shrinks 4x)
+
+// The largest chunk and workgroup to plan (the adapter's workgroup storage
+// and invocation limits may cut them; a chunk below 4 K grows to it).
+struct Options {
+  uint32_t max_chunk = 1024;
+  uint32_t max_wg = 512;
+  // Greedy (K = 1) rounds: elements each invocation reduces on its own
+  // before the workgroup's tree (a power of two; the chunk is wg times it),
+  // and their largest workgroup. On the H200 (docs/perf/2026-12-04-session30-h200.md)
+  // 4 and 256 took 12.8 us for 128256 logits, rounds and pick; larger chunks
+  // or workgroups took 14 to 25.
+  uint32_t greedy_per_invocation = 4;
+  uint32_t greedy_max_wg = 256;
+};
+
+// The key whose unsigned order is rank order: -0 as +0, NaN below -inf (0).
+uint32_t rank_key(float logit);
+
+// What the pick reads besides the candidates: [4] f32.
+struct Params {
+  float temperature = 0;  // <= 0: the first candidate (greedy)
+  float top_p = 1;        // >= 1: off
+  float min_p = 0;        // <= 0: off
+  float u = 0;            // the draw, uniform in [0, 1)
+};
+
+// Round specs: op SampleTopK, n = input elements, k = K, tile = CHUNK (K 1:
+// wg x greedy_per_invocation), wg,
+// variant 0: the input is the logits (f32 bits), 1: (key, id) pairs. The pick:
+// op SamplePick, n = candidates (<= CHUNK), the same k, wg and variant
+// meaning, tile = the power of two >= n it sorts. CHUNK and WG come from the
+// adapter's workgroup storage and invocation limits.
+struct Plan {
+  std::vector<KernelSpec> rounds;
+  KernelSpec pick;
+  uint32_t groups(size_t r) const;  // workgroups of round r: ceil(n / CHUNK)
+};
+// Throws blockq::Error for top_k outside 1..min(kMaxTopK, n_vocab).
+Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Options& o = {});
+std::string wgsl(const KernelSpec& spec);  // a round's or the pick's
+// Bytes of each of the two candidate buffers the rounds alternate between.
+uint64_t candidate_bytes(const Plan& p);
+
+// A bound sampler over one logits buffer: pipelines, scratch and bind
+// groups made once; record() adds its dispatches (the rounds and the pick) to
+// a step, set() writes the next draw's params (queue-ordered, so a step
+// submitted before keeps the ones it was given).
+class GpuSampler {
+ public:
+  GpuSampler() = default;
+  GpuSampler(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const gpu::Buffer& logits,
+             const Options& o = {});
+  void set(const gpu::Context& ctx, const Params& p) const;
+  // Every dispatch, or only dispatch `only` (0 .. rounds - 1, then the pick; for benchmarks).
+  void record(gpu::Recorder& rec, int only = -1) const;
+  // [K + 2] u32: the token, the top-K ids in rank order, the token's probability (f32 bits).
+  const gpu::Buffer& result() const { return result_; }
+  const Plan& plan() const { return plan_; }
+  explicit operator bool() const { return bool(result_); }
+
+ private:
+  Plan plan_;
+  std::vector<const gpu::Kernel*> kernels_;  // the rounds', then the pick's
+  std::vector<gpu::BindGroup> groups_;
+  gpu::Buffer cand_[2], params_, result_;
+};
+
+}  // namespace blockq::sample

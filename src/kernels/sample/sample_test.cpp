@@ -1,0 +1,207 @@
+// Parity of the GPU sampler (topk.wgsl rounds, pick.wgsl) with its twin: the
+// top-K ids in rank order exactly, the greedy token exactly, and draws equal
+// except within the twin's margin of a boundary; the picked probability
+// against the twin and float64. Logits are random with ties, -0 and +0, NaN
+// and -inf among them; the result is poisoned first. Also rank_key's order,
+// the plan's rounds and its errors, and the contract's cases run and
+// replayed as exported Programs.
+#include "kernels/sample/sample.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/sample/register.hpp"
+#include "kernels/sample/twin.hpp"
+#include "support/contract.hpp"
+#include "support/gpu.hpp"
+#include "support/random.hpp"
+#include "util/error.hpp"
+
+namespace blockq::sample {
+namespace {
+
+// n logits from N(0, 3), then ties, signed zeros, NaN and -inf planted
+// among them (`specials`: NaN and -inf too, else only ties and zeros).
+std::vector<float> logits_for(uint32_t n, uint32_t seed, bool specials) {
+  std::vector<float> v = testing_support::random_normal(n, seed, 0.0f, 3.0f);
+  std::mt19937 rng(seed + 1);
+  auto at = [&] { return size_t(rng() % n); };
+  const float top = *std::max_element(v.begin(), v.end());
+  for (int i = 0; i < 3; ++i) v[at()] = top;  // ties for the first place (lower id first)
+  for (uint32_t i = 0; i < n / 50; ++i) v[at()] = v[at()];  // ties elsewhere
+  v[at()] = 0.0f;
+  v[at()] = -0.0f;
+  if (specials) {
+    for (int i = 0; i < 4; ++i) v[at()] = std::nanf("");
+    for (int i = 0; i < 4; ++i) v[at()] = -INFINITY;
+  }
+  return v;
+}
+
+struct Got {
+  uint32_t token;
+  std::vector<uint32_t> top;
+  float p;
+};
+
+// Runs the sampler once on a poisoned result; checks every word was written.
+Got run(gpu::Context& ctx, const GpuSampler& s, const Params& prm, uint32_t k) {
+  const std::vector<uint32_t> poison(k + 2, testing_support::kPoisonBits);
+  ctx.upload<uint32_t>(s.result(), poison);
+  s.set(ctx, prm);
+  gpu::Recorder r(ctx);
+  s.record(r);
+  r.submit();
+  const auto w = ctx.download<uint32_t>(s.result());
+  for (uint32_t i = 0; i < k + 2; ++i) EXPECT_NE(w[i], testing_support::kPoisonBits) << "result word " << i << " never written";
+  return {w[0], std::vector<uint32_t>(w.begin() + 1, w.begin() + 1 + k), std::bit_cast<float>(w[k + 1])};
+}
+
+TEST(SampleRankKey, OrdersAsTheHostSampler) {
+  const std::vector<float> asc = {-INFINITY, -3e38f, -1.0f, -1e-40f, 0.0f, 1e-40f, 1.0f, 2.5f, 3e38f, INFINITY};
+  for (size_t i = 1; i < asc.size(); ++i) EXPECT_LT(rank_key(asc[i - 1]), rank_key(asc[i])) << asc[i];
+  EXPECT_EQ(rank_key(-0.0f), rank_key(0.0f));
+  EXPECT_EQ(rank_key(std::nanf("")), 0u);
+  EXPECT_EQ(rank_key(-std::nanf("")), 0u);
+  EXPECT_LT(rank_key(std::nanf("")), rank_key(-INFINITY));
+}
+
+TEST(SamplePlan, RoundsShrinkToOneChunk) {
+  gpu::Context& ctx = testing_support::test_context();
+  const Plan p = plan(ctx, 128256, 40);
+  ASSERT_FALSE(p.rounds.empty());
+  EXPECT_EQ(p.rounds[0].n, 128256u);
+  EXPECT_EQ(p.rounds[0].variant, 0u);
+  for (size_t r = 1; r < p.rounds.size(); ++r) EXPECT_EQ(p.rounds[r].n, p.groups(r - 1) * 40);
+  for (const KernelSpec& r : p.rounds) {
+    EXPECT_GE(r.tile, 4u * 40);
+    EXPECT_LE(uint64_t{r.tile} * 8, ctx.limits().maxComputeWorkgroupStorageSize);
+    EXPECT_LE(r.wg, ctx.limits().maxComputeInvocationsPerWorkgroup);
+  }
+  // The pick sorts the power of two at or above its candidates.
+  EXPECT_LE(p.pick.n, p.pick.tile);
+  EXPECT_LT(p.pick.tile / 2, p.pick.n);
+  EXPECT_EQ(p.pick.tile & (p.pick.tile - 1), 0u);
+  EXPECT_LE(p.pick.wg, p.pick.tile / 2);
+  EXPECT_LE(uint64_t{p.pick.tile} * 8 + std::bit_ceil(40u) * 8, ctx.limits().maxComputeWorkgroupStorageSize);
+  const Plan greedy = plan(ctx, 128256, 1);  // a pair per invocation in workgroup memory
+  ASSERT_FALSE(greedy.rounds.empty());
+  EXPECT_EQ(greedy.rounds[0].tile, greedy.rounds[0].wg * Options{}.greedy_per_invocation);
+  EXPECT_LE(uint64_t{greedy.rounds[0].wg} * 8, ctx.limits().maxComputeWorkgroupStorageSize);
+  EXPECT_LE(uint64_t{greedy.pick.tile} * 8, ctx.limits().maxComputeWorkgroupStorageSize);
+  const Plan small = plan(ctx, 300, 1);  // one chunk: the pick reads the logits
+  EXPECT_TRUE(small.rounds.empty());
+  EXPECT_EQ(small.pick.variant, 0u);
+  EXPECT_EQ(small.pick.n, 300u);
+  for (uint32_t bad : {0u, kMaxTopK + 1}) {
+    try {
+      plan(ctx, 128256, bad);
+      ADD_FAILURE() << "top-k " << bad << " planned";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("top-k"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(plan(ctx, 10, 11), Error);  // more than the vocabulary
+}
+
+struct SelCase {
+  uint32_t n, k, chunk;
+};
+
+class SampleTopK : public ::testing::TestWithParam<SelCase> {};
+
+// The K best in rank order, the greedy token, and the probability at t = 1.
+TEST_P(SampleTopK, SameAsTwin) {
+  const SelCase c = GetParam();
+  gpu::Context& ctx = testing_support::test_context();
+  const std::vector<float> v = logits_for(c.n, c.n + c.k, true);
+  const gpu::Buffer lb = ctx.storage<float>(v, "logits");
+  const GpuSampler s(ctx, c.n, c.k, lb, {c.chunk});
+  const Plan& pl = s.plan();
+  const Got g = run(ctx, s, {}, c.k);
+  const twin::Pick want = twin::pick(v, c.k, {});
+  EXPECT_EQ(g.top, want.top) << c.n << " logits, top-" << c.k;
+  EXPECT_EQ(g.token, want.token);
+  EXPECT_EQ(g.token, want.top[0]);
+  EXPECT_EQ(g.p, 1.0f);
+  // Without NaN and -inf, at t = 1: the first candidate's probability.
+  const std::vector<float> w = logits_for(c.n, c.n + c.k + 7, false);
+  const gpu::Buffer lw = ctx.storage<float>(w, "logits2");
+  const GpuSampler s2(ctx, c.n, c.k, lw, {c.chunk});
+  const Params prm{1.0f, 1.0f, 0.0f, 0.0f};
+  const Got g2 = run(ctx, s2, prm, c.k);
+  const twin::Pick w2 = twin::pick(w, c.k, prm);
+  EXPECT_EQ(g2.top, w2.top);
+  EXPECT_EQ(g2.token, w2.token);
+  const double e_twin = std::abs(g2.p - w2.p) / w2.p, e_ref = std::abs(g2.p - w2.p_ref) / w2.p_ref;
+  fmt::print("{} logits, top-{}, chunk {} (wg {}), {} rounds, pick of {}: ids exact; p {:.6g}, rel err vs twin "
+             "{:.3g}, vs float64 {:.3g}\n",
+             c.n, c.k, pl.rounds.empty() ? 0 : pl.rounds[0].tile, pl.rounds.empty() ? 0 : pl.rounds[0].wg,
+             pl.rounds.size(), pl.pick.n, g2.p, e_twin, e_ref);
+  EXPECT_LT(e_twin, 1e-5);
+  EXPECT_LT(e_ref, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SampleTopK,
+                         ::testing::Values(SelCase{700, 1, 1024}, SelCase{700, 40, 1024}, SelCase{5000, 1, 1024},
+                                           SelCase{20000, 1, 64},  // two greedy rounds (79 chunks of 256, then one)
+                                           SelCase{5000, 40, 1024}, SelCase{5000, 256, 1024},
+                                           SelCase{3001, 16, 64},  // three rounds of small chunks
+                                           SelCase{49152, 40, 1024}));
+
+// Draws: top-p, min-p and temperature as the twin, for many u.
+TEST(SampleDraw, SameTokensAsTwinExceptAtBoundaries) {
+  gpu::Context& ctx = testing_support::test_context();
+  const uint32_t n = 3000;
+  const std::vector<float> v = logits_for(n, 77, false);
+  const gpu::Buffer lb = ctx.storage<float>(v, "logits");
+  struct Cfg {
+    uint32_t k;
+    Params p;
+  };
+  const std::vector<Cfg> cfgs = {{40, {0.8f, 0.95f, 0.05f, 0}}, {40, {1.5f, 1.0f, 0.0f, 0}},
+                                 {100, {1.0f, 0.5f, 0.0f, 0}}, {10, {0.3f, 1.0f, 0.2f, 0}}};
+  std::mt19937_64 rng(5);
+  int draws = 0, differ = 0;
+  double worst_twin = 0, worst_ref = 0;
+  for (const Cfg& cf : cfgs) {
+    const GpuSampler s(ctx, n, cf.k, lb);
+    for (int i = 0; i < 25; ++i) {
+      Params prm = cf.p;
+      prm.u = float(double(rng() >> 11) * 0x1.0p-53);
+      const Got g = run(ctx, s, prm, cf.k);
+      const twin::Pick w = twin::pick(v, cf.k, prm);
+      EXPECT_EQ(g.top, w.top);
+      ++draws;
+      if (g.token != w.token) {
+        ++differ;
+        EXPECT_LT(w.margin, 1e-5) << "token " << g.token << " against the twin's " << w.token << " at u " << prm.u;
+        continue;
+      }
+      worst_twin = std::max(worst_twin, std::abs(double(g.p) - w.p) / w.p);
+      worst_ref = std::max(worst_ref, std::abs(g.p - w.p_ref) / w.p_ref);
+    }
+  }
+  fmt::print("{} draws, {} differ from the twin (within its margin); p rel err vs twin {:.3g}, vs float64 {:.3g}\n",
+             draws, differ, worst_twin, worst_ref);
+  EXPECT_LE(differ, 1);
+  EXPECT_LT(worst_twin, 1e-5);
+  EXPECT_LT(worst_ref, 1e-5);
+}
+
+// Every case of the blockq.Sample contract passes natively (under this
+// binary's limits profile), and each exported Program, replayed natively,
+// gives the twin's token and ids.
+TEST(SampleContract, EveryTestCasePassesAndReplays) {
+  register_kernels();
+  testing_support::expect_contract_passes("blockq.Sample");
+}
+
+}  // namespace
+}  // namespace blockq::sample

@@ -1,0 +1,29 @@
+// The GPU sampler's CPU twin: the same top-K selection (exact: rank order is
+// total, so the chunked rounds give the K best in rank order) and the same
+// f32 pick in the same order as pick.wgsl; plus a float64 reference of the
+// picked token's probability, and how close the pick came to a boundary.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/sample/sample.hpp"
+
+namespace blockq::sample::twin {
+
+struct Pick {
+  uint32_t token = 0;
+  std::vector<uint32_t> top;  // [K] ids in rank order
+  float p = 1;                // the token's probability among the kept candidates (f32, as the kernel)
+  double p_ref = 1;           // the same in float64 (softmax over the kept candidates' logits / t)
+  // The smallest gap, relative to 1, between a compared sum and its
+  // threshold (top-p's cumulative sums against p, the draw's against u) or a
+  // logit and min-p's cut, over the comparisons the pick made: a GPU whose
+  // exp rounds differently may decide otherwise only within such a gap.
+  double margin = 1e30;
+};
+
+// logits [n]; top_k in 1..min(kMaxTopK, n).
+Pick pick(std::span<const float> logits, uint32_t top_k, const Params& p);
+
+}  // namespace blockq::sample::twin
