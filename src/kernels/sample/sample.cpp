@@ -47,7 +47,7 @@ Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Optio
   const auto& lim = ctx.limits();
   // CHUNK: a power of two of (key, id) pairs in workgroup memory, >= 4 K
   // (above o.max_chunk where K needs it), with room beside it for the pick's
-  // [2, KP] f32 (which sorts at most CHUNK candidates).
+  // [2, KP] f32 (which selects from at most CHUNK candidates).
   const uint64_t most = std::max<uint64_t>(o.max_chunk, 4 * std::bit_ceil(top_k));
   const uint64_t room = lim.maxComputeWorkgroupStorageSize / 8 - std::bit_ceil(top_k);
   uint32_t chunk = 1;
@@ -86,7 +86,7 @@ Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Optio
   p.pick.op = Op::SamplePick;
   p.pick.n = count;
   p.pick.variant = variant;
-  p.pick.tile = 2;  // the candidates sorted: a power of two >= max(n, 2)
+  p.pick.tile = 2;  // the pairs it selects from: a power of two >= max(n, 2)
   while (p.pick.tile < count) p.pick.tile *= 2;
   p.pick.wg = std::min(p.pick.wg, p.pick.tile / 2);
   return p;

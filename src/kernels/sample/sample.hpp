@@ -54,7 +54,7 @@ struct Params {
 // wg x greedy_per_invocation), wg,
 // variant 0: the input is the logits (f32 bits), 1: (key, id) pairs. The pick:
 // op SamplePick, n = candidates (<= CHUNK), the same k, wg and variant
-// meaning, tile = the power of two >= n it sorts. CHUNK and WG come from the
+// meaning, tile = the power of two >= n it selects from. CHUNK and WG come from the
 // adapter's workgroup storage and invocation limits.
 struct Plan {
   std::vector<KernelSpec> rounds;

@@ -84,7 +84,7 @@ TEST(SamplePlan, RoundsShrinkToOneChunk) {
     EXPECT_LE(uint64_t{r.tile} * 8, ctx.limits().maxComputeWorkgroupStorageSize);
     EXPECT_LE(r.wg, ctx.limits().maxComputeInvocationsPerWorkgroup);
   }
-  // The pick sorts the power of two at or above its candidates.
+  // The pick selects from the power of two at or above its candidates.
   EXPECT_LE(p.pick.n, p.pick.tile);
   EXPECT_LT(p.pick.tile / 2, p.pick.n);
   EXPECT_EQ(p.pick.tile & (p.pick.tile - 1), 0u);
