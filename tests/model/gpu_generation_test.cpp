@@ -1,6 +1,7 @@
 // Generation with the GPU sampler (GpuModel::begin_generation): the tiny
 // synthetic llama generates the host sampler's tokens, greedy and with
-// blockq run's default sampling, from the same seed; after end_generation
+// blockq run's default sampling, from the same seed (also when the prompt
+// ends with a full batch, whose logits the first token is sampled from); after end_generation
 // the KV cache is the host loop's (the next eval's logits bit for bit), also
 // when the host stops early; a full cache, eval during generation and
 // unsupported settings are errors.
@@ -32,12 +33,14 @@ const gguf::GgufFile& file() {
   return f;
 }
 
-const std::vector<TokenId> kPrompt = {5, 77, 300, 41, 9};
+const std::vector<TokenId> kPrompt = {5, 77, 300, 41, 9};  // a batch of 4, then a single token
+const std::vector<TokenId> kPrompt8 = {5, 77, 300, 41, 9, 512, 3, 1000};  // two batches of 4
 
 // The host loop: sample, eval(token) but after the last; the tokens.
-std::vector<TokenId> host_tokens(GpuModel& m, const SamplerConfig& sc, uint32_t n) {
+std::vector<TokenId> host_tokens(GpuModel& m, const SamplerConfig& sc, uint32_t n,
+                                 const std::vector<TokenId>& prompt) {
   Sampler s(sc);
-  std::span<const float> logits = m.eval(kPrompt);
+  std::span<const float> logits = m.eval(prompt);
   std::vector<TokenId> out;
   for (uint32_t i = 0; i < n; ++i) {
     out.push_back(s.sample(logits));
@@ -46,8 +49,9 @@ std::vector<TokenId> host_tokens(GpuModel& m, const SamplerConfig& sc, uint32_t 
   return out;
 }
 
-std::vector<TokenId> gpu_tokens(GpuModel& m, const SamplerConfig& sc, uint32_t n, uint32_t max_tokens) {
-  m.eval(kPrompt);
+std::vector<TokenId> gpu_tokens(GpuModel& m, const SamplerConfig& sc, uint32_t n, uint32_t max_tokens,
+                                const std::vector<TokenId>& prompt) {
+  m.eval(prompt);
   m.begin_generation(sc, max_tokens);
   EXPECT_TRUE(m.generating());
   std::vector<TokenId> out;
@@ -57,15 +61,16 @@ std::vector<TokenId> gpu_tokens(GpuModel& m, const SamplerConfig& sc, uint32_t n
   return out;
 }
 
-void same_as_host(const SamplerConfig& sc, uint32_t n, uint32_t max_tokens) {
+void same_as_host(const SamplerConfig& sc, uint32_t n, uint32_t max_tokens,
+                  const std::vector<TokenId>& prompt = kPrompt) {
   gpu::Context& ctx = testing_support::test_context();
   GpuModel host(ctx, file(), {.n_ctx = 64, .batch = 4, .crossover = 8u});
   GpuModel gpu(ctx, file(), {.n_ctx = 64, .batch = 4, .crossover = 8u});
-  const std::vector<TokenId> want = host_tokens(host, sc, n);
-  const std::vector<TokenId> got = gpu_tokens(gpu, sc, n, max_tokens);
+  const std::vector<TokenId> want = host_tokens(host, sc, n, prompt);
+  const std::vector<TokenId> got = gpu_tokens(gpu, sc, n, max_tokens, prompt);
   EXPECT_EQ(got, want) << "temperature " << sc.temperature;
   ASSERT_EQ(gpu.n_past(), host.n_past());
-  EXPECT_EQ(gpu.n_past(), kPrompt.size() + n - 1);
+  EXPECT_EQ(gpu.n_past(), prompt.size() + n - 1);
   // The caches agree: the last token's logits, bit for bit.
   const auto a = host.eval(want.back());
   const std::vector<float> la(a.begin(), a.end());
@@ -73,7 +78,10 @@ void same_as_host(const SamplerConfig& sc, uint32_t n, uint32_t max_tokens) {
   EXPECT_EQ(std::memcmp(la.data(), b.data(), la.size() * 4), 0) << "logits after the generation differ";
 }
 
-TEST(GpuGeneration, GreedyTokensAreTheHostSamplers) { same_as_host({}, 12, 12); }
+TEST(GpuGeneration, GreedyTokensAreTheHostSamplers) {
+  same_as_host({}, 12, 12);
+  same_as_host({}, 6, 6, kPrompt8);  // the first token from a prompt batch's logits
+}
 
 TEST(GpuGeneration, DefaultSamplingTokensAreTheHostSamplers) {
   // blockq run's defaults. The GPU sums in f32 where the host sums in double,
