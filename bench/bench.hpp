@@ -24,10 +24,19 @@ struct MatvecBenchOptions {
   uint64_t max_chunk_bytes = 0;  // upload row chunks of at most this (0: the binding limit)
   bool same_size_read = true;  // also time a plain read of each case's weight bytes
   bool rows = false;  // also time the row gather (embedding lookup) of `batch` rows of each weight
+  // Hooks to time each case with, as the decoder uses them (matvec_hooks).
+  std::vector<std::string> hooks = {"store"};
 };
 
+// A named hook set for `bench matvec --hooks`, as the decoder's projections
+// use them: store (none), acc (y += W x: o and down), rms (the RMSNorm
+// prologue alone), rope (RMSNorm, RoPE on every row: the fused QKV, heads of
+// 128 rows where n allows, else 64), silu (RMSNorm, SiLU(gate x) * (up x):
+// gate and up, two weights). Throws on an unknown name or a shape it cannot take.
+Hooks matvec_hooks(const std::string& name, uint32_t n);
+
 struct MatvecRow {
-  std::string kind, spec, error;
+  std::string kind, spec, error, hooks = "store";
   uint32_t n = 0, k = 0, m = 0;
   double us = 0, bytes = 0, gbps = 0, ratio = 0;
   // A plain streaming read of the same weight bytes from as many rotated

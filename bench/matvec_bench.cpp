@@ -61,16 +61,46 @@ void time_calls(const gpu::Context& ctx, const MatvecBenchOptions& o, const std:
 
 }  // namespace
 
+Hooks matvec_hooks(const std::string& name, uint32_t n) {
+  Hooks h;
+  if (name == "store") return h;
+  if (name == "acc") {
+    h.epilogue = Epilogue::Acc;
+    return h;
+  }
+  h.prologue = Prologue::RmsNorm;
+  if (name == "rms") return h;
+  if (name == "silu") {
+    h.epilogue = Epilogue::SiluGate;
+    return h;
+  }
+  if (name == "rope") {
+    h.epilogue = Epilogue::Rope;
+    h.head_dim = n % 128 == 0 ? 128 : 64;
+    BQ_CHECK(n % h.head_dim == 0, "hooks 'rope': n = {} is not whole heads of 64 rows", n);
+    h.n_rot = h.head_dim;
+    h.rope_base = 500000.f;
+    return h;
+  }
+  fail("unknown hooks '{}': use store, acc, rms, rope or silu", name);
+}
+
 std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOptions& o,
                                     const Bandwidth& bw) {
   std::vector<MatvecRow> rows;
   for (const auto& kind : o.kinds)
     for (const auto& [n, k] : o.shapes) {
-      if (!kind.onnx && k % traits(kind.format).block_elems != 0) {
+      // A result row of this case at batch m.
+      auto row_of = [&, n = n, k = k](uint32_t m) {
         MatvecRow row;
         row.kind = kind.name();
         row.n = n;
         row.k = k;
+        row.m = m;
+        return row;
+      };
+      if (!kind.onnx && k % traits(kind.format).block_elems != 0) {
+        MatvecRow row = row_of(0);
         row.error = fmt::format("k = {} is not a multiple of the {}-element block", k, traits(kind.format).block_elems);
         rows.push_back(row);
         continue;
@@ -96,10 +126,7 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
           wbytes = copies.back().bytes();
         } while (copies.size() < o.max_copies && wbytes * copies.size() < o.rotate_bytes);
       } catch (const Error& e) {  // e.g. k not a multiple of a K-quant's 256-element block
-        MatvecRow row;
-        row.kind = kind.name();
-        row.n = n;
-        row.k = k;
+        MatvecRow row = row_of(0);
         row.error = e.what();
         rows.push_back(row);
         continue;
@@ -118,37 +145,51 @@ std::vector<MatvecRow> bench_matvec(const gpu::Context& ctx, const MatvecBenchOp
         for (auto& v : x) v = d(rng);
         auto xb = ctx.storage<float>(x, "bench.x");
         auto yb = ctx.create_buffer(uint64_t{m} * n * 4, gpu::kStorage, "bench.y");
-        for (const auto& variant : o.variants) {
-          MatvecRow row;
-          row.kind = kind.name();
-          row.n = n;
-          row.k = k;
-          row.m = m;
-          row.read_us = read_us;
-          try {
-            // Activations as the model takes them unless the sweep says (i8).
-            matvec::Options opt = variant;
-            if (!opt.int8) opt.int8 = matvec::int8_by_default(matvec::limits_of(ctx), kind, n, k);
-            KernelSpec spec = matvec::plan(ctx, kind, n, k, m, {}, opt);
-            row.spec = spec.key();
-            std::vector<matvec::Prepared> prepared;
-            for (const auto& c : copies) prepared.push_back(matvec::prepare(ctx, spec, {&c, nullptr, &xb, &yb}));
-            time_calls(ctx, o, prepared, double(wbytes) + 4.0 * m * k + 4.0 * m * n, bw, row, next_warm());
-          } catch (const Error& e) {
-            row.error = e.what();
+        // The hooks' inputs: RMSNorm weights [k], positions [m] (RoPE).
+        std::vector<float> gw(k);
+        for (auto& v : gw) v = 1.f + 0.5f * d(rng);
+        auto norm_w = ctx.storage<float>(gw, "bench.norm_w");
+        std::vector<uint32_t> posv(m);
+        for (uint32_t t = 0; t < m; ++t) posv[t] = 40 + t;
+        auto posb = ctx.storage<uint32_t>(posv, "bench.pos");
+        for (const auto& hook_name : o.hooks)
+          for (const auto& variant : o.variants) {
+            MatvecRow row = row_of(m);
+            row.hooks = hook_name;
+            row.read_us = read_us;
+            try {
+              const Hooks hooks = matvec_hooks(hook_name, n);
+              const bool two = hooks.epilogue == Epilogue::SiluGate;  // gate and up: two weights a call
+              BQ_CHECK(!two || copies.size() >= 2, "hooks 'silu' need two weight copies");
+              // Activations as the model takes them unless the sweep says (i8).
+              matvec::Options opt = variant;
+              if (!opt.int8) opt.int8 = matvec::int8_by_default(matvec::limits_of(ctx), kind, n, k);
+              KernelSpec spec = matvec::plan(ctx, kind, n, k, m, hooks, opt);
+              row.spec = spec.key();
+              std::vector<matvec::Prepared> prepared;
+              for (size_t i = 0; i < copies.size(); ++i) {
+                matvec::Args a{.a = &copies[i], .x = &xb, .y = &yb};
+                if (two) a.b = &copies[(i + 1) % copies.size()];
+                if (hooks.prologue == Prologue::RmsNorm) a.norm_w = &norm_w;
+                if (hooks.epilogue == Epilogue::Rope) a.pos = &posb;
+                prepared.push_back(matvec::prepare(ctx, spec, a));
+              }
+              const double weight_bytes = double(wbytes) * (two ? 2 : 1);
+              const double hook_bytes = hooks.prologue == Prologue::RmsNorm ? 4.0 * k : 0.0;
+              const double y_bytes = 4.0 * m * n * (hooks.epilogue == Epilogue::Acc ? 2 : 1);  // Acc reads y too
+              time_calls(ctx, o, prepared, weight_bytes + hook_bytes + 4.0 * m * k + y_bytes, bw, row, next_warm());
+            } catch (const Error& e) {
+              row.error = e.what();
+            }
+            rows.push_back(row);
+            if (o.progress)
+              fmt::print(stderr, "  {:<10} {:>6}x{:<6} m={} {:<5} {:>9.2f} us {:>8.1f} GB/s {:>5.1f}%  {}\n", row.kind,
+                         n, k, m, row.hooks, row.us, row.gbps, 100 * row.ratio,
+                         row.error.empty() ? row.spec : row.error);
           }
-          rows.push_back(row);
-          if (o.progress)
-            fmt::print(stderr, "  {:<10} {:>6}x{:<6} m={} {:>9.2f} us {:>8.1f} GB/s {:>5.1f}%  {}\n", row.kind,
-                       n, k, m, row.us, row.gbps, 100 * row.ratio, row.error.empty() ? row.spec : row.error);
-        }
         if (o.rows) {
           // The row gather of m random rows into y [m, k], from the rotated copies.
-          MatvecRow row;
-          row.kind = kind.name();
-          row.n = n;
-          row.k = k;
-          row.m = m;
+          MatvecRow row = row_of(m);
           row.rows = true;
           try {
             std::vector<uint32_t> ids(m);

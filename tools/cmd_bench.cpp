@@ -35,6 +35,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
     std::string formats = "q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16,onnx4,onnx8zp";
     std::string shapes = "49152x960,2560x960,14336x4096,4096x14336";
     std::string batches = "1,8";
+    std::string hooks = "store";
     std::string sweep;  // e.g. "wg=128,256;tpr=16,32;unroll=1,2,4;rpl=1,2;sg=0,1;i8=0,1"
     bool json = false, quick = false, rows = false;
     int samples = 15;
@@ -47,6 +48,10 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
   mv->add_option("--formats", o.formats, "Comma-separated formats");
   mv->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   mv->add_option("--batch", o.batches, "Comma-separated batch sizes (tokens)");
+  mv->add_option("--hooks", o.hooks,
+                 "Comma-separated hook sets, as the decoder uses them: store, acc (y += W x), rms (the RMSNorm "
+                 "prologue), rope (RMSNorm and RoPE: the fused QKV), silu (RMSNorm, SiLU(gate x) * (up x): two "
+                 "weights a call)");
   mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;cs=0,1;qs=0,1;pl=0,1;gx=0,1;bs=0,1;sp=0,1;probe=0..7 "
                   "(i8=1: int8 activations, i8=0: f32; unset: as the model takes them, int8 for integer formats of 2^24 elements or more where the adapter has packed dot4; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
                   "3 neither, 4 weight loads only, 5 x read from global memory (int8), 6 loads as if rows were "
@@ -99,6 +104,8 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
       bo.shapes.push_back({static_cast<uint32_t>(std::stoul(s.substr(0, x))),
                            static_cast<uint32_t>(std::stoul(s.substr(x + 1)))});
     }
+    bo.hooks = split_list(o.hooks);
+    for (const auto& h : bo.hooks) (void)bench::matvec_hooks(h, 128);  // a bad name fails before any timing
     bo.batches.clear();
     for (const auto& b : split_list(o.batches)) bo.batches.push_back(std::stoul(b));
     bo.samples = o.samples;
@@ -162,25 +169,25 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
       for (const auto& r : rows)
         j["rows"].push_back({{"format", r.kind}, {"n", r.n}, {"k", r.k}, {"batch", r.m}, {"us", r.us},
                              {"bytes", r.bytes}, {"gbps", r.gbps}, {"ratio", r.ratio}, {"spec", r.spec},
-                             {"same_size_read_us", r.read_us}, {"op", r.rows ? "rows" : "matvec"},
+                             {"hooks", r.hooks}, {"same_size_read_us", r.read_us}, {"op", r.rows ? "rows" : "matvec"},
                              {"error", r.error}});
       fmt::print("{}\n", j.dump(1));
       return;
     }
-    fmt::print("\n{:<10} {:>13} {:>5} {:>10} {:>10} {:>9} {:>7}  {}\n", "format", "n x k", "batch", "us/call",
+    fmt::print("\n{:<10} {:>13} {:>5} {:<5} {:>10} {:>10} {:>9} {:>7}  {}\n", "format", "n x k", "batch", "hooks", "us/call",
                "MB moved", "GB/s", "of bw", "kernel, then a plain read of the same bytes (its time as a share of the kernel's)");
     for (const auto& r : rows) {
       if (!r.error.empty()) {
-        fmt::print("{:<10} {:>6}x{:<6} {:>5}  error: {}\n", r.kind, r.n, r.k, r.m, r.error);
+        fmt::print("{:<10} {:>6}x{:<6} {:>5} {:<5}  error: {}\n", r.kind, r.n, r.k, r.m, r.hooks, r.error);
         continue;
       }
       if (r.rows) {  // a row gather moves little; its share of the bandwidth means little
-        fmt::print("{:<10} {:>6}x{:<6} {:>5} {:>10.2f} {:>10.4f} {:>9.1f} {:>7}  {}\n", r.kind, r.n, r.k, r.m, r.us,
+        fmt::print("{:<10} {:>6}x{:<6} {:>5} {:<5} {:>10.2f} {:>10.4f} {:>9.1f} {:>7}  {}\n", r.kind, r.n, r.k, r.m, "rows", r.us,
                    r.bytes / 1e6, r.gbps, "-", r.spec);
         continue;
       }
-      fmt::print("{:<10} {:>6}x{:<6} {:>5} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%  {}  read {:.2f} us ({:.0f}%)\n", r.kind,
-                 r.n, r.k, r.m, r.us, r.bytes / 1e6, r.gbps, 100 * r.ratio, r.spec, r.read_us,
+      fmt::print("{:<10} {:>6}x{:<6} {:>5} {:<5} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%  {}  read {:.2f} us ({:.0f}%)\n",
+                 r.kind, r.n, r.k, r.m, r.hooks, r.us, r.bytes / 1e6, r.gbps, 100 * r.ratio, r.spec, r.read_us,
                  r.us > 0 ? 100 * r.read_us / r.us : 0.0);
     }
   });

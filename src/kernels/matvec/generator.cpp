@@ -298,8 +298,10 @@ uint32_t shared_bytes(const KernelSpec& s) {
   const uint32_t tile_bytes = (s.variant & kGlobalX)  ? 0
                               : s.features.dot4        ? s.tile * 3 / 2
                                                        : s.tile / unit * (unit + 4) * 4;
+  // rms_scale.wgsl's min(WG, 32) sums of partials.
+  const uint32_t rms_part = rms_in_kernel(s) ? std::min(s.wg, 32u) * 4 : 0;
   return s.tokens * tile_bytes + (red ? s.wg * 4 : 0) + s.rpw() * s.tokens * weights(s) * 4 + s.tokens * 4 +
-         (s.features.subgroups ? 4 : 0);
+         (s.features.subgroups ? 4 : 0) + rms_part;
 }
 
 gpu::Grid grid(const KernelSpec& s, uint32_t rows) {

@@ -344,10 +344,28 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     const uint64_t rows_per_group = uint64_t{wg} / s.tpr * s.rpl;
     return (n + rows_per_group - 1) / rows_per_group * ((m + s.tokens - 1) / s.tokens);
   };
+  // Short rows of one token, with the decoder's hooks (H200, `bench matvec
+  // --hooks`, docs/perf/2026-12-04-session31-h200.md): f32 x over ggml's
+  // integer formats, n and k <= 4096, >= 24 lane steps a row: 32 lanes (k =
+  // 960: one unit each) and 256 invocations whatever the grid (q8_0 960 x 960
+  // acc 4.72 -> 4.22 us, 1600 x 960 RMSNorm+RoPE 5.49 -> 5.11, 2560 x 960
+  // SiLU-gate 6.31 -> 5.94, 960 x 2560 5.91 -> 5.70; q4_0 3072 x 2048 RoPE
+  // 7.12 -> 6.54). int8 x over k <= 2048, n < 12288: at most 512 invocations
+  // (q4_0 8192 x 2048 SiLU-gate 10.15 -> 9.00; 4096 x 4096 tied at 512).
+  const bool short_f32 = !batched && !s.features.dot4 && !float_units && !many_rows && n <= 4096 &&
+                         ui.kp <= 4096 && spr >= 24 && !opt.wg && !opt.tpr && !opt.rpl;
+  if (short_f32) {
+    uint32_t lanes = 1;
+    while (lanes < spr && lanes < 32) lanes *= 2;
+    s.tpr = std::min(lanes, sg_tpr);
+    s.wg = std::max({std::min<uint32_t>(256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
+  }
+  if (!batched && s.features.dot4 && !many_rows && ui.kp <= 2048 && n < 12288 && !opt.wg)
+    s.wg = std::max({std::min<uint32_t>(s.wg, 512), s.tpr * (rope ? 2 : 1), sg_wg});
   // Batches keep their width: there each workgroup stages TOKENS rows of x,
   // and narrower ones were slower (960 x 2560 at batch 8: 19.6 us at 64
   // invocations).
-  if (!opt.wg && !batched)
+  if (!opt.wg && !batched && !short_f32)
     while (s.wg / 2 >= min_wg && grid_groups(s.wg) < kMinGroups) s.wg /= 2;
   // x read from global memory, no staging (kGlobalX): by default for the
   // float formats' 8-element units (k >= 4096) at batch 1 without the

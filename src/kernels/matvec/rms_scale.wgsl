@@ -1,20 +1,33 @@
 // The RMSNorm prologue's scale of token tg, shared by the matvec kernel and
 // the x quantize kernel (both declare K, M, WG, EPS, x4 and red: array<f32,
-// WG>): 1 / sqrt(mean(x[tg]^2) + eps), the squares summed strided over the
-// WG invocations, then added by a tree in red (the twin's order). Every
-// invocation gets it; call from uniform control flow (it has barriers).
+// WG>): 1 / sqrt(mean(x[tg]^2) + eps). Invocation i sums the squares of the
+// vec4s i, i + WG, ... of x[tg] (a vec4's as (x^2 + y^2) + (z^2 + w^2));
+// then invocation j < RL = min(WG, 32) adds partials j * WG / RL ... in
+// order, and every invocation adds those RL sums in order (twin:
+// rms_sum_squares). Each invocation loads at most a few vec4s at once and
+// the sum takes two barriers, where a tree took log2(WG) + 2. Every
+// invocation gets it; call from uniform control flow. A second call may
+// follow at once: its first barrier orders its writes after these reads.
+const RL: u32 = min(WG, 32u);
+var<workgroup> rms_part: array<f32, RL>;
 fn rms_scale(tg: u32, li: u32) -> f32 {
   var ss = 0.0;
   if (tg < M) {
-    for (var i = li; i < K; i += WG) { let v = x4[(tg * K + i) / 4u][i % 4u]; ss = ss + v * v; }
+    for (var i = li; i < K / 4u; i += WG) {
+      let q = x4[tg * (K / 4u) + i];
+      let s = q * q;
+      ss = ss + ((s.x + s.y) + (s.z + s.w));
+    }
   }
   red[li] = ss;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (li < s) { red[li] = red[li] + red[li + s]; }
-    workgroupBarrier();
+  if (li < RL) {
+    var a = 0.0;
+    for (var i = 0u; i < WG / RL; i++) { a = a + red[li * (WG / RL) + i]; }
+    rms_part[li] = a;
   }
-  let r = 1.0 / sqrt(red[0] / f32(K) + EPS);
-  workgroupBarrier();  // red is free again
-  return r;
+  workgroupBarrier();
+  var tot = 0.0;
+  for (var j = 0u; j < RL; j++) { tot = tot + rms_part[j]; }
+  return 1.0 / sqrt(tot / f32(K) + EPS);
 }

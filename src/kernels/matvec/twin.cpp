@@ -41,8 +41,7 @@ std::vector<float> staged(const KernelSpec& s, const TwinInputs& in, uint32_t t,
     std::copy(x, x + s.k, xs.begin());
     return xs;
   }
-  const float ss = twin::detail::strided_reduce<twin::detail::SumOp>(
-      [&](size_t i) { return x[i] * x[i]; }, s.k, s.wg);
+  const float ss = rms_sum_squares(x, s.k, s.wg);
   const float mean = ss / static_cast<float>(s.k);
   const float shift = mean + s.hooks.eps;
   const float scale = 1.0f / std::sqrt(shift);
@@ -146,6 +145,25 @@ float qinv(float a) {
 }
 
 }  // namespace
+
+float rms_sum_squares(const float* x, uint32_t k, uint32_t wg) {
+  BQ_ASSERT(k % 4 == 0 && twin::is_pow2(wg) && wg <= twin::kMaxTwinWg,
+            "rms_sum_squares: k = {} must be a multiple of 4, wg = {} a power of two", k, wg);
+  std::vector<float> part(wg, 0.0f);
+  for (uint32_t i = 0; i < k / 4; ++i) {
+    const float* q = x + 4 * size_t{i};
+    const float s0 = q[0] * q[0], s1 = q[1] * q[1], s2 = q[2] * q[2], s3 = q[3] * q[3];
+    part[i % wg] = part[i % wg] + ((s0 + s1) + (s2 + s3));
+  }
+  const uint32_t rl = std::min(wg, 32u), per = wg / rl;
+  float total = 0.0f;
+  for (uint32_t j = 0; j < rl; ++j) {
+    float a = 0.0f;
+    for (uint32_t i = 0; i < per; ++i) a = a + part[j * per + i];
+    total = total + a;
+  }
+  return total;
+}
 
 QuantX quantize_x(std::span<const float> x) {
   BQ_ASSERT(x.size() % 32 == 0);

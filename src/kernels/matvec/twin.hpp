@@ -8,7 +8,7 @@
 // snippets do (e.g. Q4_K: scale d * sc, min -(dmin * m)); the float formats
 // have their values and no scale. Summation order, per (token, row):
 //   1. the input is staged x' = x, or (x * s) * nw with s = 1 / sqrt(ss / k +
-//      eps) and ss the strided sum of x^2 over spec.wg invocations, tree-added;
+//      eps) and ss = rms_sum_squares(x, k, spec.wg);
 //      with a min, sx[g] = sum of x' over group g: s4 = v0 + v1 + ... over its
 //      vec4s, then (s4.x + s4.y) + (s4.z + s4.w);
 //   2. lane l (0 <= l < tpr) of the row walks the tiles in order; in the tile
@@ -68,6 +68,13 @@ struct QuantX {
   std::vector<int32_t> sum;  // code sums per 16
 };
 QuantX quantize_x(std::span<const float> x);
+
+// The RMSNorm prologue's sum of squares of x [k] in rms_scale.wgsl's order:
+// partial i (0 <= i < wg) adds, over the vec4s i, i + wg, ... of x, (x0^2 +
+// x1^2) + (x2^2 + x3^2) to itself; sum j (0 <= j < RL = min(wg, 32)) adds
+// partials j * wg / RL .. (j + 1) * wg / RL - 1 in order; the RL sums are
+// added in order. k a multiple of 4, wg a power of two.
+float rms_sum_squares(const float* x, uint32_t k, uint32_t wg);
 
 // Dequantized rows [row0, row0 + rows) of w, each padded with zeros to
 // unit_info(kind, k).kp elements.

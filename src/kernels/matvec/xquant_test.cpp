@@ -14,7 +14,6 @@
 #include "kernels/matvec/test_case.hpp"
 #include "kernels/matvec/test_weights.hpp"
 #include "kernels/matvec/twin.hpp"
-#include "kernels/common/reduce_twin.hpp"
 #include "kernels/matvec/xquant.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
@@ -199,8 +198,7 @@ TEST(MatvecInt8, QuantizeKernelWritesTheTwinsCodes) {
       std::vector<float> xs(kp, 0.f);
       const float* xt = x.data() + size_t{t} * k;
       if (t < m) {
-        const float ss = twin::detail::strided_reduce<twin::detail::SumOp>(
-            [&](size_t e) { return xt[e] * xt[e]; }, k, mv.wg);
+        const float ss = rms_sum_squares(xt, k, mv.wg);
         const float scale = 1.0f / std::sqrt(ss / float(k) + mv.hooks.eps);
         for (uint32_t e = 0; e < k; ++e) xs[e] = rms ? (xt[e] * scale) * nw[e] : xt[e];
       }

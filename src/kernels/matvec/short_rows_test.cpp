@@ -1,0 +1,94 @@
+// Short rows of a single token (a small model's projections, k = 960 to
+// 4096): the plan's 32 lanes and 256 invocations for f32 x, its cap of 512
+// invocations for int8 x over k <= 2048, and their parity with the twin,
+// including the RMSNorm prologue's two-level sum of squares.
+#include <gtest/gtest.h>
+
+#include "kernels/matvec/generator.hpp"
+#include "kernels/matvec/test_case.hpp"
+#include "support/gpu.hpp"
+
+using namespace blockq;
+using namespace blockq::matvec;
+using namespace blockq::matvec::test;
+using blockq::testing_support::test_context;
+
+namespace {
+
+Hooks rope_heads(uint32_t head_dim) {
+  Hooks h;
+  h.prologue = Prologue::RmsNorm;
+  h.epilogue = Epilogue::Rope;
+  h.head_dim = head_dim;
+  h.n_rot = head_dim;
+  return h;
+}
+
+}  // namespace
+
+TEST(MatvecShortRows, PlanTakes32LanesAnd256InvocationsForF32X) {
+  const Limits nv = h200_limits();
+  WeightKind q8{Format::Q8_0}, q4{Format::Q4_0};
+  Hooks acc, silu = hook("rmsnorm");
+  acc.epilogue = Epilogue::Acc;
+  silu.epilogue = Epilogue::SiluGate;
+  // smollm2-360m's layer (k = 960: 30 units, one a lane) and llama-3.2-1b's
+  // qkv (f32 x below 2^24 weight elements).
+  const struct {
+    WeightKind kind;
+    uint32_t n, k;
+    Hooks hooks;
+  } cases[] = {{q8, 960, 960, acc},   {q8, 1600, 960, rope_heads(64)}, {q8, 2560, 960, silu},
+               {q8, 960, 2560, acc},  {q4, 3072, 2048, rope_heads(64)}};
+  for (const auto& c : cases) {
+    const KernelSpec s = plan(nv, c.kind, c.n, c.k, 1, c.hooks, {});
+    EXPECT_EQ(s.tpr, 32u) << s.key();
+    EXPECT_EQ(s.wg, 256u) << s.key();
+    EXPECT_EQ(s.rpl, 1u) << s.key();
+  }
+  // Not for batches, long rows, int8 x, many rows, or a forced shape.
+  EXPECT_EQ(plan(nv, q8, 960, 960, 2, acc, {}).tpr, 16u) << "a batch keeps its plan";
+  EXPECT_EQ(plan(nv, q8, 4096, 14336, 1, {}, {}).wg, 1024u);
+  Options wg64;
+  wg64.wg = 64;
+  EXPECT_EQ(plan(nv, q8, 960, 960, 1, acc, wg64).wg, 64u);
+  // A subgroup of 4 still caps the lanes (SwiftShader).
+  Limits sw{256, 16384, 65535, 4, 4};
+  EXPECT_EQ(plan(sw, q8, 960, 960, 1, acc, {}).tpr, 4u);
+}
+
+TEST(MatvecShortRows, Int8RowsOfAtMost2048TakeAtMost512Invocations) {
+  const Limits nv = h200_limits();
+  WeightKind q4{Format::Q4_0};
+  Hooks silu = hook("rmsnorm");
+  silu.epilogue = Epilogue::SiluGate;
+  Options i8;
+  i8.int8 = true;
+  EXPECT_EQ(plan(nv, q4, 8192, 2048, 1, silu, i8).wg, 512u);   // llama-3.2-1b's gate and up
+  EXPECT_EQ(plan(nv, q4, 4096, 4096, 1, {}, i8).wg, 1024u);    // the 8B's o projection keeps 1024
+  EXPECT_EQ(plan(nv, q4, 14336, 4096, 1, silu, i8).wg, 512u);  // n >= 12288: its own plan
+}
+
+TEST(MatvecShortRows, DefaultPlansMatchTwin) {
+  // The portable path (no subgroups, so no cap of 4 lanes on SwiftShader):
+  // 30 units over 32 lanes, the RMSNorm sum over 256 invocations in 32 runs
+  // of 8, ragged n, random x and weights, poisoned y.
+  auto& ctx = test_context();
+  Options portable;
+  portable.subgroups = false;
+  uint32_t seed = 9500;
+  for (const char* hk : {"acc", "rmsnorm", "silu", "rope"}) {
+    Hooks h = hook(hk);
+    if (std::string(hk) == "silu" || std::string(hk) == "rope") h.prologue = Prologue::RmsNorm;
+    const uint32_t n = std::string(hk) == "rope" ? 40 : 37;
+    const Case c{kind_named("q8_0"), h, n, 960, 1, portable};
+    const KernelSpec s = plan(ctx, c.kind.kind, c.n, c.k, 1, c.hooks, c.opt);
+    if (ctx.limits().maxComputeInvocationsPerWorkgroup >= 256) {
+      EXPECT_EQ(s.tpr, 32u) << s.key();
+      EXPECT_EQ(s.wg, 256u) << s.key();
+    }
+    const Errors e = run_case(c, seed++);
+    EXPECT_LT(e.vs_twin, std::string(hk) == "rope" ? 2e-3 : 1e-4) << s.key();
+    EXPECT_LT(e.vs_ref, std::string(hk) == "rope" ? 2e-3 : 5e-4) << s.key();
+  }
+}
