@@ -49,6 +49,10 @@ TEST(MatvecShortRows, PlanTakes32LanesAnd256InvocationsForF32X) {
   // Not for batches, long rows, int8 x, many rows, or a forced shape.
   EXPECT_EQ(plan(nv, q8, 960, 960, 2, acc, {}).tpr, 16u) << "a batch keeps its plan";
   EXPECT_EQ(plan(nv, q8, 4096, 14336, 1, {}, {}).wg, 1024u);
+  Options i8;
+  i8.int8 = true;
+  EXPECT_EQ(plan(nv, q8, 960, 960, 1, acc, i8).tpr, 16u) << "int8 x keeps its lanes";
+  EXPECT_EQ(plan(nv, q8, 49152, 960, 1, {}, {}).tpr, 4u) << "many rows keep their plan";
   Options wg64;
   wg64.wg = 64;
   EXPECT_EQ(plan(nv, q8, 960, 960, 1, acc, wg64).wg, 64u);
