@@ -352,12 +352,11 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // SiLU-gate 6.31 -> 5.94, 960 x 2560 5.91 -> 5.70; q4_0 3072 x 2048 RoPE
   // 7.12 -> 6.54). int8 x over k <= 2048, n < 12288: at most 512 invocations
   // (q4_0 8192 x 2048 SiLU-gate 10.15 -> 9.00; 4096 x 4096 tied at 512).
-  const bool short_f32 = !batched && !s.features.dot4 && !float_units && !many_rows && n <= 4096 &&
-                         ui.kp <= 4096 && spr >= 24 && !opt.wg && !opt.tpr && !opt.rpl;
+  // (Where subgroups smaller than 32 cap the lanes, the plan stays as it was.)
+  const bool short_f32 = !batched && !s.features.dot4 && !float_units && !many_rows && n <= 4096 && ui.kp <= 4096 &&
+                         spr >= 24 && sg_tpr >= 32 && !opt.wg && !opt.tpr && !opt.rpl;
   if (short_f32) {
-    uint32_t lanes = 1;
-    while (lanes < spr && lanes < 32) lanes *= 2;
-    s.tpr = std::min(lanes, sg_tpr);
+    s.tpr = 32;
     s.wg = std::max({std::min<uint32_t>(256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
   }
   if (!batched && s.features.dot4 && !many_rows && ui.kp <= 2048 && n < 12288 && !opt.wg)
