@@ -20,26 +20,6 @@ uint32_t pow2_floor(uint32_t v) {
 
 }  // namespace
 
-Limits limits_of(const gpu::Context& ctx) {
-  Limits l;
-  l.invocations = ctx.limits().maxComputeInvocationsPerWorkgroup;
-  l.shared = ctx.limits().maxComputeWorkgroupStorageSize;
-  l.max_groups = ctx.limits().maxComputeWorkgroupsPerDimension;
-  l.dot4 = ctx.features().packed_dot4;
-  l.binding = ctx.limits().maxStorageBufferBindingSize;
-  l.storage_buffers = ctx.limits().maxStorageBuffersPerShaderStage;
-  if (ctx.features().subgroups) {
-    l.subgroup_min = ctx.adapter().subgroup_min;
-    l.subgroup_max = ctx.adapter().subgroup_max;
-  }
-  return l;
-}
-
-KernelSpec plan(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
-                const Hooks& hooks, const Options& opt) {
-  return plan(limits_of(ctx), kind, n, k, m, hooks, opt);
-}
-
 KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                 const Hooks& hooks, const Options& opt) {
   BQ_CHECK(n > 0 && k > 0 && m > 0, "matvec: empty problem n={} k={} m={}", n, k, m);
@@ -172,9 +152,22 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   const uint32_t sg_wg = s.features.subgroups ? pow2_floor(lim.subgroup_max) *
                                                     (lim.subgroup_max > pow2_floor(lim.subgroup_max) ? 2 : 1)
                                               : 1u;
+  // An lm_head of Q4_0 or Q8_0 with int8 x (n >= kManyRows, k <= 4096, one
+  // token): 8 lanes, 4 rows a lane group, 512 invocations (256 for k <
+  // 2048), Q4_0 two units a step. H200 with the final RMSNorm, one sweep pass
+  // (docs/perf/2026-12-04-session31-h200.md, run H): q4_0 128256 x 2048
+  // 57.1 -> 48.5 us, 128256 x 4096 104.4 -> 90.4, q8_0 49152 x 960 18.8 ->
+  // 17.2. Other formats (Q6_K above all) were not measured.
+  const bool lm_i8 = s.features.dot4 && !batched && !kind.onnx && n >= kManyRows && ui.kp <= 4096 &&
+                     (kind.format == Format::Q4_0 || kind.format == Format::Q8_0) && !opt.tpr && !opt.rpl && !opt.wg;
   if (s.features.dot4) {
     const bool long_rows = ui.kp >= 8192;
-    if (!batched && big_unit) {
+    if (lm_i8) {
+      s.tpr = std::min({8u, pow2_floor(spr), sg_tpr});
+      s.rpl = 4;
+      s.wg = std::max({std::min<uint32_t>(ui.kp >= 2048 ? 512 : 256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
+      many_rows = false;  // Q4_0 takes two units a step (below)
+    } else if (!batched && big_unit) {
       if (!opt.tpr) s.tpr = std::min({n <= 4096 ? 16u : 8u, pow2_floor(upr), sg_tpr});
       if (!opt.rpl) s.rpl = 2;
       if (!opt.wg) s.wg = std::max({std::min<uint32_t>(256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});

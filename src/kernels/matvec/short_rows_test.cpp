@@ -1,7 +1,8 @@
 // Short rows of a single token (a small model's projections, k = 960 to
 // 4096): the plan's 32 lanes and 256 invocations for f32 x, its cap of 512
-// invocations for int8 x over k <= 2048, and their parity with the twin,
-// including the RMSNorm prologue's two-level sum of squares.
+// invocations for int8 x over k <= 2048, the lm_head plan of Q4_0 and Q8_0
+// with int8 x, and their parity with the twin, including the RMSNorm
+// prologue's two-level sum of squares.
 #include <gtest/gtest.h>
 
 #include "kernels/matvec/generator.hpp"
@@ -94,5 +95,50 @@ TEST(MatvecShortRows, DefaultPlansMatchTwin) {
     const Errors e = run_case(c, seed++);
     EXPECT_LT(e.vs_twin, std::string(hk) == "rope" ? 2e-3 : 1e-4) << s.key();
     EXPECT_LT(e.vs_ref, std::string(hk) == "rope" ? 2e-3 : 5e-4) << s.key();
+  }
+}
+
+TEST(MatvecShortRows, LmHeadOfQ40AndQ80TakesEightLanesAndFourRows) {
+  const Limits nv = h200_limits();
+  WeightKind q8{Format::Q8_0}, q4{Format::Q4_0}, q6{Format::Q6_K};
+  const Hooks rms = hook("rmsnorm");
+  Options i8;
+  i8.int8 = true;
+  const KernelSpec a = plan(nv, q4, 128256, 2048, 1, rms, i8);  // llama-3.2-1b
+  EXPECT_EQ(a.tpr, 8u);
+  EXPECT_EQ(a.rpl, 4u);
+  EXPECT_EQ(a.wg, 512u);
+  EXPECT_EQ(a.unroll, 2u);
+  const KernelSpec b = plan(nv, q4, 128256, 4096, 1, rms, i8);  // llama-3-8b
+  EXPECT_EQ(b.tpr, 8u);
+  EXPECT_EQ(b.rpl, 4u);
+  EXPECT_EQ(b.wg, 512u);
+  const KernelSpec c = plan(nv, q8, 49152, 960, 1, rms, i8);  // smollm2-360m
+  EXPECT_EQ(c.tpr, 8u);
+  EXPECT_EQ(c.rpl, 4u);
+  EXPECT_EQ(c.wg, 256u);
+  EXPECT_EQ(c.unroll, 1u);
+  // Not measured: Q6_K and f32 x; they keep their plans.
+  EXPECT_NE(plan(nv, q6, 128256, 4096, 1, rms, i8).rpl, 4u);
+  EXPECT_EQ(plan(nv, q8, 49152, 960, 1, rms, {}).tpr, 4u);
+}
+
+TEST(MatvecShortRows, LmHeadPlanMatchesTwin) {
+  // Many rows (n = 16390 >= 16384, ragged), int8 x, the final RMSNorm, random
+  // weights and x, poisoned y: Q4_0 (two units a step, 256 invocations at
+  // k = 1024) and Q8_0 (512 at k = 2048).
+  auto& ctx = test_context();
+  if (!ctx.features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product";
+  Options i8;
+  i8.int8 = true;
+  uint32_t seed = 9600;
+  for (const char* kn : {"q4_0", "q8_0"}) {
+    const uint32_t k = std::string(kn) == "q4_0" ? 1024 : 2048;
+    const Case c{kind_named(kn), hook("rmsnorm"), 16390u, k, 1, i8, 0, 2e-2};
+    const KernelSpec s = plan(ctx, c.kind.kind, c.n, c.k, 1, c.hooks, c.opt);
+    EXPECT_EQ(s.rpl, 4u) << s.key();
+    const Errors e = run_case(c, seed++);
+    EXPECT_LT(e.vs_twin, 2e-3) << s.key();
+    EXPECT_LT(e.vs_ref, 2e-2) << s.key();
   }
 }
