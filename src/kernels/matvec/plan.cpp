@@ -344,7 +344,8 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // acc 4.72 -> 4.22 us, 1600 x 960 RMSNorm+RoPE 5.49 -> 5.11, 2560 x 960
   // SiLU-gate 6.31 -> 5.94, 960 x 2560 5.91 -> 5.70; q4_0 3072 x 2048 RoPE
   // 7.12 -> 6.54). int8 x over k <= 2048, n < 12288: at most 512 invocations
-  // (q4_0 8192 x 2048 SiLU-gate 10.15 -> 9.00; 4096 x 4096 tied at 512).
+  // (q4_0 8192 x 2048 SiLU-gate 10.15 -> 9.00; 4096 x 4096 keeps 1024: 8.03
+  // against 8.21 at 512).
   // (Where subgroups smaller than 32 cap the lanes, the plan stays as it was.)
   const bool short_f32 = !batched && !s.features.dot4 && !float_units && !many_rows && n <= 4096 && ui.kp <= 4096 &&
                          spr >= 24 && sg_tpr >= 32 && !opt.wg && !opt.tpr && !opt.rpl;
