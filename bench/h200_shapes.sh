@@ -32,17 +32,10 @@ if [ -n "${MODELS:-}" ]; then
   echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
   timeout 240 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
   echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
-  bins=blockq; [ -x $B/blockq_old ] && bins="blockq blockq_old"
-  for m in "smollm2-360m q8_0" "llama-3.2-1b q4_0" "llama-3-8b q4_0"; do
-    set -- $m
-    for rep in 1 2; do
-      for bin in $bins; do
-        timeout 150 $B/$bin bench run --preset $1 --type $2 -p 8 -n 64 --crossover 16 --samples 3 > "$OUT/run.txt" 2>&1
-        echo "== $1 $2 $bin: $(grep -E '^(generation|  total)' "$OUT/run.txt" | tr -s ' ' | tr '\n' '|')"
-        grep -E '^  (qkv|attention|attn-out|ffn|lm-head)' "$OUT/run.txt" | tr -s ' ' | tr '\n' '|'; echo
-      done
-    done
-  done
+  . bench/run_models.sh
+  run_models "smollm2-360m q8_0 8
+llama-3.2-1b q4_0 8
+llama-3-8b q4_0 8" 2
   exit 0
 fi
 : > "$OUT/shapes.txt"

@@ -21,13 +21,37 @@ bench::AttentionHeads parse_heads(const std::string& s) {  // "32/8x128"
           uint32_t(std::stoul(s.substr(x + 1)))};
 }
 
+std::vector<attention::Tier> parse_tiers(const std::string& s) {  // "128:256,2048:128:1:32:8" or "none"
+  std::vector<attention::Tier> tiers;
+  if (s == "none") return tiers;
+  for (const auto& t : split_list(s)) {
+    std::vector<uint32_t> v;
+    size_t at = 0;
+    while (at <= t.size()) {
+      const size_t colon = std::min(t.find(':', at), t.size());
+      BQ_CHECK(colon > at, "tier '{}' is not POSITIONS:WG[:HEADS[:K_QUADS[:V_LOADS]]]", t);
+      v.push_back(uint32_t(std::stoul(t.substr(at, colon - at))));
+      at = colon + 1;
+    }
+    BQ_CHECK(v.size() >= 2 && v.size() <= 5, "tier '{}' is not POSITIONS:WG[:HEADS[:K_QUADS[:V_LOADS]]]", t);
+    attention::Tier tier{.positions = v[0], .max_wg = v[1]};
+    if (v.size() > 2) tier.max_heads = v[2];
+    if (v.size() > 3) tier.k_quads = v[3];
+    if (v.size() > 4) tier.v_loads = v[4];
+    tiers.push_back(tier);
+  }
+  return tiers;
+}
+
 void add_bench_attention(CLI::App& app, GlobalOptions& g) {
   auto* cmd = bench_group(app).add_subcommand("attention", "Attention over a KV cache for one token, by position");
   struct Opts {
     std::string heads = "32/8x128,15/5x64";  // llama-3-8b, smollm2-360m
     std::string positions = "40,256,1024,4095";
     std::string kv = "f16";
-    uint32_t n_ctx = 0, max_wg = 256, chunk = 0, max_heads = 8, short_positions = 2048, short_wg = 128, short_heads = 1;
+    uint32_t n_ctx = 0;
+    attention::Options opt;  // the model's defaults
+    std::string tiers;
     int samples = 15;
     uint64_t bw_bytes = 1ull << 30;
     bool json = false;
@@ -37,13 +61,15 @@ void add_bench_attention(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--positions", o.positions, "Comma-separated positions of the token (it sees position + 1)");
   cmd->add_option("--kv-type", o.kv, "KV cache element type: f16 or f32");
   cmd->add_option("--ctx", o.n_ctx, "Cache positions (0: the largest position + 1)");
-  cmd->add_option("--max-wg", o.max_wg, "Largest workgroup to plan");
-  cmd->add_option("--chunk", o.chunk, "Positions per workgroup (0: the planned workgroup size)");
-  cmd->add_option("--max-heads", o.max_heads, "The most query heads a workgroup takes");
-  cmd->add_option("--short-positions", o.short_positions,
-                  "Up to this many visible positions run the short plan (0: the plan above everywhere)");
-  cmd->add_option("--short-max-wg", o.short_wg, "The short plan's largest workgroup");
-  cmd->add_option("--short-max-heads", o.short_heads, "The short plan's most heads a workgroup");
+  auto& a = o.opt;
+  cmd->add_option("--max-wg", a.max_wg, "Largest workgroup to plan");
+  cmd->add_option("--chunk", a.chunk, "Positions per workgroup (0: the planned workgroup size)");
+  cmd->add_option("--max-heads", a.max_heads, "The most query heads a workgroup takes");
+  cmd->add_option("--k-quads", a.k_quads, "The most quads of a k row loaded before their sums");
+  cmd->add_option("--v-loads", a.v_loads, "Positions of a V group loaded before their sums");
+  cmd->add_option("--tiers", o.tiers,
+                  "Plans for few positions, ascending: POSITIONS:WG[:HEADS[:K_QUADS[:V_LOADS]]],... or 'none' "
+                  "(default: the model's)");
   cmd->add_option("--samples", o.samples, "Timed passes per case (median)");
   cmd->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   cmd->add_flag("--json", o.json, "Print JSON");
@@ -57,7 +83,8 @@ void add_bench_attention(CLI::App& app, GlobalOptions& g) {
     BQ_CHECK(o.kv == "f16" || o.kv == "f32", "--kv-type '{}': f16 or f32", o.kv);
     bo.kv = o.kv == "f16" ? Format::F16 : Format::F32;
     bo.n_ctx = o.n_ctx;
-    bo.options = {o.max_wg, o.chunk, o.max_heads, o.short_positions, o.short_wg, o.short_heads};
+    bo.options = o.opt;
+    if (!o.tiers.empty()) bo.options.tiers = parse_tiers(o.tiers);
     bo.samples = o.samples;
     const auto bw = measure_read_bandwidth(ctx, o.bw_bytes);
     const auto rows = bench::bench_attention(ctx, bo, bw);

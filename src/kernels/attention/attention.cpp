@@ -16,18 +16,46 @@ namespace blockq::attention {
 
 namespace {
 
-// Workgroup memory of the kernel: qs [HG * HD], es [HG * CHUNK], red [HG * WG] (f32).
+uint32_t top_partials(uint32_t wg);
+
+}  // namespace
+
+// Workgroup memory of the kernel: qs [HG * HD], es [HG * CHUNK], red [HG * WG], top [HG * min(WG, 32)] (f32).
 uint64_t shared_bytes(uint32_t hg, uint32_t hd, uint32_t chunk, uint32_t wg) {
-  return uint64_t{hg} * (hd + chunk + wg) * 4;
+  return uint64_t{hg} * (hd + chunk + wg + top_partials(wg)) * 4;
 }
 
-// The WGSL function `name`(i) -> elements i .. i + 3 (i a multiple of 4) of the
-// cache `buf` (f16: packed two per u32, read as vec2<u32>; f32: vec4f).
-std::string kv_quad(const char* name, const char* buf, bool f16) {
-  if (!f16) return fmt::format("fn {}(i: u32) -> vec4f {{ return {}[i / 4u]; }}\n", name, buf);
-  return fmt::format(
-      "fn {}(i: u32) -> vec4f {{\n  let w = {}[i / 4u];\n  return vec4f(unpack2x16float(w.x), unpack2x16float(w.y));\n}}\n",
-      name, buf);
+namespace {
+
+// The WGSL functions k_quad(i) and v_quad(i) -> elements i .. i + 3 (i a
+// multiple of 4) of the k and v caches (f16: packed two per u32, read as
+// vec2<u32>; f32: vec4f).
+std::string kv_funcs(bool f16) {
+  if (!f16) return "fn k_quad(i: u32) -> vec4f { return kc[i / 4u]; }\nfn v_quad(i: u32) -> vec4f { return vc[i / 4u]; }";
+  return "fn kv4(w: vec2<u32>) -> vec4f { return vec4f(unpack2x16float(w.x), unpack2x16float(w.y)); }\n"
+         "fn k_quad(i: u32) -> vec4f { return kv4(kc[i / 4u]); }\nfn v_quad(i: u32) -> vec4f { return kv4(vc[i / 4u]); }";
+}
+
+// A WGSL function `name`(b) -> f32 folding count leaves arr[b + i * stride] (stride "": 1)
+// (count a power of two) in reduce_twin.hpp's tree order: for s = count / 2,
+// ..., 1, leaf i = op(leaf i, leaf i + s). Written out, each level in
+// registers.
+std::string tree_fn(const std::string& name, const char* arr, const std::string& stride, uint32_t count,
+                    const char* op) {
+  BQ_ASSERT(count >= 1 && (count & (count - 1)) == 0, "tree of {} leaves", count);
+  std::string s = fmt::format("fn {}(b: u32) -> f32 {{\n", name);
+  for (uint32_t i = 0; i < count; ++i)
+    s += !i              ? fmt::format("  let a0_0 = {}[b];\n", arr)
+         : stride.empty() ? fmt::format("  let a0_{} = {}[b + {}u];\n", i, arr, i)
+                          : fmt::format("  let a0_{} = {}[b + {}u * {}];\n", i, arr, i, stride);
+  uint32_t level = 0;
+  for (uint32_t n = count; n > 1; n /= 2, ++level)
+    for (uint32_t i = 0; i < n / 2; ++i) {
+      const std::string a = fmt::format("a{}_{}", level, i), b = fmt::format("a{}_{}", level, i + n / 2);
+      const std::string v = std::string(op) == "+" ? a + " + " + b : fmt::format("{}({}, {})", op, a, b);
+      s += fmt::format("  let a{}_{} = {};\n", level + 1, i, v);
+    }
+  return s + fmt::format("  return a{}_0;\n}}\n", level);
 }
 
 // The scores' inner block: KB quads of the k row loaded, then summed into
@@ -47,11 +75,42 @@ std::string k_block(uint32_t kb, uint32_t hg) {
   return s;
 }
 
-// Quads of a k row in flight: the largest of 8, 4, 2, 1 dividing head_dim / 4.
-uint32_t k_quads(uint32_t head_dim) {
-  uint32_t kb = 8;
-  while ((head_dim / 4) % kb) kb /= 2;
+// Quads of a k row in flight: the largest power of two <= most dividing head_dim / 4.
+uint32_t k_quads(uint32_t head_dim, uint32_t most) {
+  uint32_t kb = 1;
+  while (kb * 2 <= most && (head_dim / 4) % (kb * 2) == 0) kb *= 2;
   return kb;
+}
+
+// The V loop's body (attention.wgsl's V_BLOCK): VU positions j + u * R of
+// the group, each loaded where it is < jn, then added in order. (Loads of a
+// clamped position instead of the branches took 13-32% longer on the H200.)
+std::string v_block(uint32_t vu) {
+  std::string s;
+  for (uint32_t u = 0; u < vu; ++u)
+    s += fmt::format(
+        "        var v{0} = vec4f(0.0);\n        if (j + {0}u * R < jn) {{ v{0} = v_quad(vb + (j + {0}u * R) * N_KV * HD); }}\n",
+        u);
+  for (uint32_t u = 0; u < vu; ++u)
+    s += fmt::format(
+        "        if (j + {0}u * R < jn) {{\n"
+        "          for (var g = 0u; g < HG; g++) {{ o[g] = o[g] + es[g * CHUNK + j + {0}u * R] * v{0}; }}\n        }}\n",
+        u);
+  s.pop_back();
+  return s;
+}
+
+// The reductions' top partials: min(wg, 32).
+uint32_t top_partials(uint32_t wg) { return std::min(wg, 32u); }
+
+// attention.wgsl's TREES: the max and sum trees over WG partials in two
+// steps (T lanes fold WG / T each, every lane the T results) and the V
+// groups' tree over R partials.
+std::string trees(const KernelSpec& s) {
+  const uint32_t t = top_partials(s.wg);
+  return tree_fn("red_max_top", "red", "T", s.wg / t, "max") + tree_fn("red_sum_top", "red", "T", s.wg / t, "+") +
+         tree_fn("top_max", "top", "", t, "max") + tree_fn("top_sum", "top", "", t, "+") +
+         tree_fn("groups_sum", "red", "DW", twin::attention_v_groups(s.wg, s.k), "+");
 }
 
 // The partials [m, n_head, chunks, 2 + head_dim] f32.
@@ -111,6 +170,8 @@ KernelSpec plan(const gpu::Context& ctx, const Shape& s, const Options& o) {
   k.wg = wg;
   k.tile_m = hg;
   k.tile_n = chunk_of(wg);
+  k.unroll = k_quads(s.head_dim, std::max(o.k_quads, 1u));
+  k.rpl = std::max(o.v_loads, 1u);
   // Longer chunks (while they fit) where the partials would pass the binding limit.
   while (chunks(k) > 1 && part_bytes(k) > lim.maxStorageBufferBindingSize &&
          shared_bytes(hg, s.head_dim, k.tile_n + wg, wg) <= storage)
@@ -139,13 +200,17 @@ std::string wgsl(const KernelSpec& spec) {
       .set_u("S", chunks(spec))
       .set_u("DW", dw)
       .set_u("R", twin::attention_v_groups(spec.wg, spec.k))
-      .set_u("KB", k_quads(spec.k))
-      .set("K_BLOCK", k_block(k_quads(spec.k), spec.tile_m))
+      .set_u("T", top_partials(spec.wg))
+      .set_u("KB", spec.unroll)
+      .set_u("VU", spec.rpl)
+      .set("K_BLOCK", k_block(spec.unroll, spec.tile_m))
+      .set("V_BLOCK", v_block(spec.rpl))
+      .set("TREES", trees(spec))
       .set("SCALE", wgsl_float(1.0f / std::sqrt(float(spec.k))))
       .set_u("Q_OFF", spec.offsets.q)
       .set_u("Q_ROW", spec.offsets.row ? spec.offsets.row : spec.n * spec.k)
       .set("KV_Q", f16 ? "vec2<u32>" : "vec4f")
-      .set("KV_FUNCS", kv_quad("k_quad", "kc", f16) + kv_quad("v_quad", "vc", f16))
+      .set("KV_FUNCS", kv_funcs(f16))
       .render();
 }
 
@@ -173,8 +238,21 @@ std::string combine_wgsl(const KernelSpec& spec) {
       .render();
 }
 
+namespace {
+
+void check_tiers(const Options& o) {
+  for (size_t i = 0; i < o.tiers.size(); ++i)
+    BQ_CHECK(o.tiers[i].positions > 0 && (i == 0 || o.tiers[i].positions > o.tiers[i - 1].positions),
+             "attention: tier {} covers {} positions; tiers need ascending, non-zero positions", i,
+             o.tiers[i].positions);
+}
+
+}  // namespace
+
 KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible) {
-  if (o.short_positions && visible <= o.short_positions) return plan(ctx, s, o.short_plan());
+  check_tiers(o);
+  for (const Tier& t : o.tiers)
+    if (visible <= t.positions) return plan(ctx, s, o.tier_plan(t));
   return plan(ctx, s, o);
 }
 
@@ -184,7 +262,7 @@ uint32_t dispatched_chunks(const KernelSpec& sp, uint32_t visible) {
 
 uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o) {
   uint64_t b = scratch_bytes(plan(ctx, s, o));
-  if (o.short_positions) b = std::max(b, scratch_bytes(plan(ctx, s, o.short_plan())));
+  for (const Tier& t : o.tiers) b = std::max(b, scratch_bytes(plan(ctx, s, o.tier_plan(t))));
   return b;
 }
 
@@ -209,13 +287,10 @@ Attention::Attention(const gpu::Context& ctx, const Shape& s, const Args& a, con
   BQ_CHECK(a.q->size() >= q_in && a.out->size() >= q_bytes, "attention: q needs {} bytes and out {}", q_in, q_bytes);
   BQ_CHECK(a.k->size() >= kv_bytes && a.v->size() >= kv_bytes, "attention: the k/v cache needs {} bytes", kv_bytes);
   BQ_CHECK(a.pos->size() >= uint64_t{s.m} * 4, "attention: pos needs {} bytes", uint64_t{s.m} * 4);
-  if (o.short_positions) {
-    const KernelSpec sp = plan(ctx, s, o.short_plan());
-    if (sp != long_.spec) {
-      short_.emplace();
-      short_->spec = sp;
-      short_positions_ = o.short_positions;
-    }
+  check_tiers(o);
+  for (const Tier& t : o.tiers) {
+    tiers_.emplace_back(t.positions, Plan{});
+    tiers_.back().second.spec = plan(ctx, s, o.tier_plan(t));
   }
   const uint64_t need = scratch_bytes(ctx, s, o);
   const gpu::Buffer* part = a.part;
@@ -225,7 +300,13 @@ Attention::Attention(const gpu::Context& ctx, const Shape& s, const Args& a, con
   }
   BQ_CHECK(part->size() >= need, "attention: the partials need {} bytes, the scratch has {}", need, part->size());
   bind(ctx, long_, a, *part);
-  if (short_) bind(ctx, *short_, a, *part);
+  for (auto& [positions, p] : tiers_) bind(ctx, p, a, *part);
+}
+
+const Attention::Plan& Attention::pick(uint32_t visible) const {
+  for (const auto& [positions, p] : tiers_)
+    if (visible <= positions) return p;
+  return long_;
 }
 
 void Attention::record(gpu::Recorder& rec, uint32_t visible) const {

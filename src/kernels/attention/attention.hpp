@@ -6,8 +6,9 @@
 // token's 0xffffffff sees none and gets zeros). The order is twin.hpp's.
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu/context.hpp"
 #include "gpu/recorder.hpp"
@@ -28,36 +29,57 @@ struct Shape {
   uint32_t q_row() const { return q_stride ? q_stride : n_head * head_dim; }
 };
 
+// A plan for steps whose tokens see at most `positions` positions. There the
+// work is too small to fill the device, and workgroups of one head, sized to
+// the positions (one chunk where they fit), finish sooner (H200,
+// docs/perf/2026-12-04-session28-h200.md and -session32-h200.md).
+struct Tier {
+  uint32_t positions = 0;
+  uint32_t max_wg = 128, max_heads = 1, k_quads = 32, v_loads = 8;
+  bool operator==(const Tier&) const = default;
+};
+
 struct Options {
   uint32_t max_wg = 256;  // the largest workgroup to plan (the adapter's limits may cut it)
   uint32_t chunk = 0;     // positions per workgroup (a multiple of the planned wg); 0: the wg
   uint32_t max_heads = 8; // the most query heads a workgroup takes (of one kv head's group)
-  // Steps whose tokens see at most short_positions positions run a second
-  // plan of their own (0: none), with these limits: there the work is too
-  // small to fill the device, and smaller workgroups, each of fewer heads,
-  // finish sooner (H200, docs/perf/2026-12-04-session28-h200.md).
-  uint32_t short_positions = 2048;
-  uint32_t short_max_wg = 128, short_max_heads = 1;
-  Options short_plan() const { return {short_max_wg, 0, short_max_heads, 0}; }
+  // Loads in flight: the most quads of a k row loaded before their sums (the
+  // largest power of two up to it dividing head_dim / 4 is taken), and the
+  // positions of a V group loaded before their sums. Neither changes the
+  // order of a sum.
+  uint32_t k_quads = 8, v_loads = 16;
+  // By ascending positions: a step runs the first tier that covers the
+  // positions its tokens see, else the plan above. Empty: that plan always.
+  std::vector<Tier> tiers = {{.positions = 64, .max_wg = 128},
+                             {.positions = 128, .max_wg = 256},
+                             {.positions = 256, .max_wg = 512},
+                             {.positions = 2048, .max_wg = 128, .v_loads = 16}};
+  // The options of tier t's plan (no tiers of their own).
+  Options tier_plan(const Tier& t) const {
+    return {.max_wg = t.max_wg, .max_heads = t.max_heads, .k_quads = t.k_quads, .v_loads = t.v_loads, .tiers = {}};
+  }
 };
 
 // op Attention: n = n_head, k = head_dim, m = tokens, tile = n_ctx, variant =
 // n_kv_head, weight.format = the cache type, wg = invocations (a power of
 // two), tile_n = chunk (positions per workgroup, a multiple of wg), tile_m =
 // query heads per workgroup (a divisor of the GQA group, <= o.max_heads), offsets.q =
-// q_off, offsets.row = the q row stride (when not n_head * head_dim). Sized
-// from the adapter's invocation and workgroup-storage limits.
+// q_off, offsets.row = the q row stride (when not n_head * head_dim), unroll
+// = k quads in flight, rpl = V loads in flight. Sized from the adapter's
+// invocation and workgroup-storage limits.
 KernelSpec plan(const gpu::Context& ctx, const Shape& s, const Options& o = {});
+// Workgroup memory the kernel declares for hg heads, head_dim, chunk and wg, in bytes.
+uint64_t shared_bytes(uint32_t hg, uint32_t head_dim, uint32_t chunk, uint32_t wg);
 // Chunks of the cache: ceil(n_ctx / chunk).
 uint32_t chunks(const KernelSpec& spec);
 // Bytes of the partials' scratch [m, n_head, chunks, 2 + head_dim] f32 (16
 // where one chunk covers the cache and there are none); with Options, the
-// larger of its two plans'.
+// largest of its plans' (tiers and the plan beyond them).
 uint64_t scratch_bytes(const KernelSpec& spec);
 uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o = {});
 std::string wgsl(const KernelSpec& spec);
 // The plan a step whose tokens see at most `visible` positions runs: the
-// short plan up to o.short_positions (where it differs), else plan(ctx, s, o).
+// first of o.tiers covering them, else plan(ctx, s, o).
 KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible);
 // Chunks dispatched for `visible` positions: ceil(visible / chunk), 1 to chunks(spec).
 uint32_t dispatched_chunks(const KernelSpec& spec, uint32_t visible);
@@ -97,11 +119,10 @@ class Attention {
     const gpu::Kernel* combine = nullptr;
     gpu::BindGroup group, comb_group;
   };
-  const Plan& pick(uint32_t visible) const { return visible <= short_positions_ && short_ ? *short_ : long_; }
+  const Plan& pick(uint32_t visible) const;
   void bind(const gpu::Context& ctx, Plan& p, const Args& a, const gpu::Buffer& part);
   Plan long_;
-  std::optional<Plan> short_;
-  uint32_t short_positions_ = 0;
+  std::vector<std::pair<uint32_t, Plan>> tiers_;  // (positions, plan), ascending
   gpu::Buffer part_;
 };
 

@@ -4,12 +4,18 @@
 // once for all of them), token t and the CHUNK positions from c * CHUNK of
 // the n = min(pos[t] + 1, CTX) it sees. Order (twin.hpp): invocation li
 // scores positions li, li + WG, ... of the chunk (each a dot product over d in
-// order), the chunk's max and exp-sum are strided partials reduced by a
-// power-of-two tree, and the V sum runs R position groups of DW lanes, each
-// lane 4 dims (4 positions' loads issued before their sums), the groups summed
-// by a tree. With one chunk dispatched (num_workgroups.z == 1) the
-// workgroup writes out = o / l; otherwise it writes its partial (m, l, o) for
-// combine.wgsl.
+// order), the chunk's max and exp-sum are strided partials reduced by the
+// power-of-two tree of reduce_twin.hpp, and the V sum runs R position groups
+// of DW lanes, each lane 4 dims, the groups summed by the same tree. With one
+// chunk dispatched (num_workgroups.z == 1) the workgroup writes out = o / l;
+// otherwise it writes its partial (m, l, o) for combine.wgsl.
+//
+// For latency (a short context is a few dependent loads and barriers): a
+// tree's levels run in registers (lanes c < T fold the partials c, c + T, ...
+// as the tree's first levels would, then every lane folds the T results), so
+// a reduction takes two barriers; the V groups' tree runs in the lanes of
+// group 0; KB quads of a k row and VU positions of a V group are loaded
+// before their sums. None of this changes the order of any sum.
 @group(0) @binding(0) var<storage, read> q: array<f32>;           // [M, Q_ROW] from Q_OFF: [N_HEAD, HD] each
 @group(0) @binding(1) var<storage, read> kc: array<{{KV_Q}}>;     // [CTX, N_KV, HD] in quads of 4
 @group(0) @binding(2) var<storage, read> vc: array<{{KV_Q}}>;     // [CTX, N_KV, HD] in quads of 4
@@ -30,6 +36,8 @@ const HQ: u32 = HD / 4u;       // quads of dims
 const KB: u32 = {{KB}};        // scores: quads of a k row in flight at once (divides HQ)
 const DW: u32 = {{DW}};        // V: lanes of a position group (4 dims each), min(HQ, WG)
 const R: u32 = {{R}};          // V: position groups, a power of two <= WG / DW
+const T: u32 = {{T}};          // the reductions' top partials, min(WG, 32)
+const VU: u32 = {{VU}};        // V: positions of a group loaded before their sums
 const SCALE: f32 = {{SCALE}};
 const Q_OFF: u32 = {{Q_OFF}};  // token t's query starts at Q_OFF + t * Q_ROW (rows of a fused QKV output)
 const Q_ROW: u32 = {{Q_ROW}};
@@ -44,7 +52,12 @@ fn component(v: vec4f, e: u32) -> f32 { return select(select(v.x, v.y, e == 1u),
 var<workgroup> qs: array<vec4f, HG * HQ>;   // the query heads, staged
 var<workgroup> es: array<f32, HG * CHUNK>;  // scores, then exponentials [HG][CHUNK]
 var<workgroup> red: array<f32, HG * WG>;    // reduction partials [HG][WG]
+var<workgroup> top: array<f32, HG * T>;     // the trees' top partials [HG][T]
 
+// The trees (reduce_twin.hpp's order): red_*_top(b) folds red[b + k * T],
+// k < WG / T; top_*(b) folds top[b .. b + T); groups_sum(b) folds the V
+// groups' red[b + r * DW], r < R.
+{{TREES}}
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) li: u32) {
@@ -53,8 +66,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let t = wid.y;
   let c = wid.z;
   let direct = nwg.z == 1u;
-  let n = min(pos[t] + 1u, CTX);  // a padding token's position 0xffffffff sees none
   let j0 = c * CHUNK;
+  let n = min(pos[t] + 1u, CTX);  // a padding token's position 0xffffffff sees none
+  for (var i = li; i < HG * HQ; i += WG) {
+    let qi = Q_OFF + t * Q_ROW + h0 * HD + 4u * i;
+    qs[i] = vec4f(q[qi], q[qi + 1u], q[qi + 2u], q[qi + 3u]);
+  }
   if (j0 >= n) {  // an empty chunk (uniform); alone, it still writes the zeros of n == 0
     if (direct) {
       for (var i = li; i < HG * HD; i += WG) { out[(t * N_HEAD + h0) * HD + i] = 0.0; }
@@ -62,10 +79,6 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     return;
   }
   let jn = min(n - j0, CHUNK);
-  for (var i = li; i < HG * HQ; i += WG) {
-    let qi = Q_OFF + t * Q_ROW + h0 * HD + 4u * i;
-    qs[i] = vec4f(q[qi], q[qi + 1u], q[qi + 2u], q[qi + 3u]);
-  }
   workgroupBarrier();
 
   // Scores: invocation li takes positions li, li + WG, ... of the chunk.
@@ -86,17 +99,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
   for (var g = 0u; g < HG; g++) { red[g * WG + li] = mx[g]; }
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (li < s) {
-      for (var g = 0u; g < HG; g++) { red[g * WG + li] = max(red[g * WG + li], red[g * WG + li + s]); }
-    }
-    workgroupBarrier();
+  if (li < T) {
+    for (var g = 0u; g < HG; g++) { top[g * T + li] = red_max_top(g * WG + li); }
   }
-  var mc: array<f32, HG>;
-  for (var g = 0u; g < HG; g++) { mc[g] = red[g * WG]; }
   workgroupBarrier();
+  var mc: array<f32, HG>;
+  for (var g = 0u; g < HG; g++) { mc[g] = top_max(g * T); }
 
-  // Exponentials and their sum.
+  // Exponentials and their sum (red and top are free: their reads came before the last barrier).
   var sm: array<f32, HG>;
   for (var g = 0u; g < HG; g++) { sm[g] = 0.0; }
   for (var j = li; j < jn; j += WG) {
@@ -108,19 +118,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
   for (var g = 0u; g < HG; g++) { red[g * WG + li] = sm[g]; }
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (li < s) {
-      for (var g = 0u; g < HG; g++) { red[g * WG + li] = red[g * WG + li] + red[g * WG + li + s]; }
-    }
-    workgroupBarrier();
+  if (li < T) {
+    for (var g = 0u; g < HG; g++) { top[g * T + li] = red_sum_top(g * WG + li); }
   }
-  var lc: array<f32, HG>;
-  for (var g = 0u; g < HG; g++) { lc[g] = red[g * WG]; }
   workgroupBarrier();
+  var lc: array<f32, HG>;
+  for (var g = 0u; g < HG; g++) { lc[g] = top_sum(g * T); }
 
   // The weighted sum of the values: lane (r, dl) sums dims 4 qd .. 4 qd + 3
-  // over positions r, r + R, ... of the chunk; the R groups meet by a tree in
-  // red, one component at a time.
+  // over positions r, r + R, ... of the chunk, VU loads at a time; the R
+  // groups meet in red, one component at a time.
   let r = li / DW;
   let dl = li % DW;
   let base = ((t * N_HEAD + h0) * S + c) * (2u + HD);  // head h0 + g: base + g * S * (2 + HD)
@@ -131,22 +138,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     for (var g = 0u; g < HG; g++) { o[g] = vec4f(0.0); }
     if (live) {
       let vb = (j0 * N_KV + kh) * HD + 4u * qd;  // position j's quad: vb + j * N_KV * HD
-      var j = r;
-      for (; j + 3u * R < jn; j += 4u * R) {  // four loads in flight
-        let v0 = v_quad(vb + j * N_KV * HD);
-        let v1 = v_quad(vb + (j + R) * N_KV * HD);
-        let v2 = v_quad(vb + (j + 2u * R) * N_KV * HD);
-        let v3 = v_quad(vb + (j + 3u * R) * N_KV * HD);
-        for (var g = 0u; g < HG; g++) {
-          o[g] = o[g] + es[g * CHUNK + j] * v0;
-          o[g] = o[g] + es[g * CHUNK + j + R] * v1;
-          o[g] = o[g] + es[g * CHUNK + j + 2u * R] * v2;
-          o[g] = o[g] + es[g * CHUNK + j + 3u * R] * v3;
-        }
-      }
-      for (; j < jn; j += R) {
-        let v0 = v_quad(vb + j * N_KV * HD);
-        for (var g = 0u; g < HG; g++) { o[g] = o[g] + es[g * CHUNK + j] * v0; }
+      for (var j = r; j < jn; j += VU * R) {  // positions j + u * R < jn, u < VU, loaded, then summed in order
+{{V_BLOCK}}
       }
     }
     for (var e = 0u; e < 4u; e++) {
@@ -154,18 +147,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         for (var g = 0u; g < HG; g++) { red[g * WG + r * DW + dl] = component(o[g], e); }
       }
       workgroupBarrier();
-      for (var s = R / 2u; s > 0u; s = s / 2u) {
-        if (live && r < s) {
-          for (var g = 0u; g < HG; g++) {
-            red[g * WG + r * DW + dl] = red[g * WG + r * DW + dl] + red[g * WG + (r + s) * DW + dl];
-          }
-        }
-        workgroupBarrier();
-      }
       if (live && r == 0u) {
         let d = 4u * qd + e;
         for (var g = 0u; g < HG; g++) {
-          let ov = red[g * WG + dl];
+          let ov = groups_sum(g * WG + dl);
           if (direct) {
             out[(t * N_HEAD + h0 + g) * HD + d] = ov / lc[g];
           } else {

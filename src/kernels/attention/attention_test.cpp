@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "kernels/attention/register.hpp"
@@ -35,7 +37,8 @@ struct Case {
   bool fused_q = false;  // q at offset 0 of rows [q | k | v]
 };
 
-void run_case(const Case& c, Format kv) {
+// Runs the case, checks it, and returns the kernel's output [m, n_head, head_dim].
+std::vector<float> run_case(const Case& c, Format kv) {
   gpu::Context& ctx = testing_support::test_context();
   const uint32_t m = uint32_t(c.pos.size());
   const uint32_t nq = c.n_head * c.hd, nkv = c.n_kv * c.hd;
@@ -62,7 +65,7 @@ void run_case(const Case& c, Format kv) {
   att.record(r, visible);
   r.submit();
   const auto got = ctx.download<float>(out);
-  ASSERT_EQ(first_poisoned(got), -1) << "an output was never written";
+  EXPECT_EQ(first_poisoned(got), -1) << "an output was never written";
   const uint32_t dispatched = std::max(1u, (visible + sp.tile_n - 1) / sp.tile_n);
   double err_twin = 0, err_ref = 0;
   for (uint32_t t = 0; t < m; ++t) {
@@ -87,6 +90,7 @@ void run_case(const Case& c, Format kv) {
   fmt::print("{}: max rel err vs twin {:.3g}, vs float64 {:.3g}\n", what, err_twin, err_ref);
   EXPECT_LT(err_twin, 2e-6) << what;  // expf and FMA contraction may differ by ulps
   EXPECT_LT(err_ref, 2e-5) << what;
+  return got;
 }
 
 class AttentionKernel : public ::testing::TestWithParam<Format> {};
@@ -98,41 +102,79 @@ TEST_P(AttentionKernel, OneChunkMatchesTwin) {
 }
 
 TEST_P(AttentionKernel, ChunksMatchTwin) {
-  run_case({4, 2, 64, 300, {299}, {.max_wg = 32, .chunk = 64, .short_positions = 0}}, GetParam());
-  run_case({4, 2, 64, 300, {100, 299, 5}, {.max_wg = 32, .chunk = 64, .short_positions = 0}}, GetParam());
-  run_case({8, 1, 128, 200, {150}, {.max_wg = 64, .short_positions = 0}}, GetParam());  // GQA 8
-  run_case({3, 3, 80, 100, {70, 99}, {.max_wg = 16, .chunk = 32, .short_positions = 0}}, GetParam());  // head_dim > wg, no GQA
+  run_case({4, 2, 64, 300, {299}, {.max_wg = 32, .chunk = 64, .tiers = {}}}, GetParam());
+  run_case({4, 2, 64, 300, {100, 299, 5}, {.max_wg = 32, .chunk = 64, .tiers = {}}}, GetParam());
+  run_case({8, 1, 128, 200, {150}, {.max_wg = 64, .tiers = {}}}, GetParam());  // GQA 8
+  run_case({3, 3, 80, 100, {70, 99}, {.max_wg = 16, .chunk = 32, .tiers = {}}}, GetParam());  // head_dim > wg, no GQA
 }
 
 TEST_P(AttentionKernel, FusedQkvRows) {
-  run_case({4, 2, 32, 64, {10, 63}, {.max_wg = 16, .short_positions = 0}, true}, GetParam());
+  run_case({4, 2, 32, 64, {10, 63}, {.max_wg = 16, .tiers = {}}, true}, GetParam());
 }
 
 TEST_P(AttentionKernel, DefaultPlanOverSeveralChunks) {
   gpu::Context& ctx = testing_support::test_context();
   const uint32_t wg = plan(ctx, {4, 2, 64, 1, 1, GetParam()}).wg;
-  run_case({4, 2, 64, 2 * wg + 7, {2 * wg + 6}, {.short_positions = 0}}, GetParam());
-  const uint32_t swg = plan(ctx, {4, 2, 64, 1, 1, GetParam()}, Options{}.short_plan()).wg;
-  run_case({4, 2, 64, 2 * swg + 7, {2 * swg + 6}, {}}, GetParam());  // the short plan, over chunks
+  run_case({4, 2, 64, 2 * wg + 7, {2 * wg + 6}, {.tiers = {}}}, GetParam());
+  const Options o;
+  const uint32_t swg = plan(ctx, {4, 2, 64, 1, 1, GetParam()}, o.tier_plan(o.tiers.back())).wg;
+  ASSERT_GT(2 * swg + 6, o.tiers[o.tiers.size() - 2].positions);
+  run_case({4, 2, 64, 2 * swg + 7, {2 * swg + 6}, {}}, GetParam());  // the last tier's plan, over chunks
 }
 
-// Both plans in one attention: the step's visible positions pick the short
-// plan (one head a workgroup, 16 invocations here) up to short_positions and
-// the long one (both heads of a kv head, 32) beyond; each matches the twin.
-TEST_P(AttentionKernel, ShortAndLongPlansSwitchByPosition) {
+// Tiers and the plan beyond them in one attention: the step's visible
+// positions pick the first tier that covers them (one head a workgroup of 16
+// invocations up to 40 positions, of 32 up to 100), else the plan (both heads
+// of a kv head, 64 invocations); each matches the twin.
+TEST_P(AttentionKernel, TiersSwitchByPosition) {
   gpu::Context& ctx = testing_support::test_context();
-  const Options o{.max_wg = 32, .max_heads = 8, .short_positions = 100, .short_max_wg = 16, .short_max_heads = 1};
+  const Options o{.max_wg = 64,
+                  .max_heads = 8,
+                  .tiers = {{.positions = 40, .max_wg = 16, .v_loads = 3}, {.positions = 100, .max_wg = 32}}};
   const uint64_t cache = 300 * 2 * 64 * (GetParam() == Format::F16 ? 2 : 4);
   const gpu::Buffer q = ctx.create_buffer(4 * 64 * 4, gpu::kStorage, "q"), k = ctx.create_buffer(cache, gpu::kStorage, "k"),
                     v = ctx.create_buffer(cache, gpu::kStorage, "v"), pos = ctx.create_buffer(4, gpu::kStorage, "pos"),
                     out = ctx.create_buffer(4 * 64 * 4, gpu::kStorage, "out");
   const Attention att(ctx, {4, 2, 64, 300, 1, GetParam()}, {&q, &k, &v, &pos, &out}, o);
-  EXPECT_EQ(att.spec(100).tile_m, 1u);
-  EXPECT_EQ(att.spec(100).wg, 16u);
-  EXPECT_EQ(att.spec(101).tile_m, 2u);
-  EXPECT_EQ(att.spec(101).wg, 32u);
-  run_case({4, 2, 64, 300, {99, 3}, o}, GetParam());
+  for (const auto& [visible, wg, heads] : {std::tuple{40u, 16u, 1u}, {41u, 32u, 1u}, {100u, 32u, 1u}, {101u, 64u, 2u}}) {
+    EXPECT_EQ(att.spec(visible).wg, wg) << visible;
+    EXPECT_EQ(att.spec(visible).tile_m, heads) << visible;
+    EXPECT_EQ(att.spec(visible), plan_for(ctx, {4, 2, 64, 300, 1, GetParam()}, o, visible)) << visible;
+  }
+  EXPECT_EQ(att.spec(40).rpl, 3u);
+  run_case({4, 2, 64, 300, {39, 3}, o}, GetParam());
+  run_case({4, 2, 64, 300, {99, 40}, o}, GetParam());
   run_case({4, 2, 64, 300, {100, 299}, o}, GetParam());
+  try {
+    plan_for(ctx, {4, 2, 64, 300, 1, GetParam()}, {.tiers = {{.positions = 100}, {.positions = 40}}}, 10);
+    ADD_FAILURE() << "no error for descending tiers";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ascending"), std::string::npos) << e.what();
+  }
+}
+
+// The loads in flight (k quads, V positions) change no sum's order: each
+// combination matches the twin, in one chunk and over several, with V
+// groups of fewer positions than are loaded at once. For one k_quads, every
+// v_loads gives the same output bit for bit (across k_quads NVIDIA's
+// compiler may round the scores differently, so there only the twin).
+TEST_P(AttentionKernel, LoadsInFlightMatchTwin) {
+  gpu::Context& ctx = testing_support::test_context();
+  for (const uint32_t kq : {1u, 4u, 32u}) {
+    std::vector<float> chunked, single;
+    for (const uint32_t vl : {1u, 3u, 4u, 16u}) {
+      Options o{.max_wg = 32, .k_quads = kq, .v_loads = vl, .tiers = {}};
+      const KernelSpec sp = plan(ctx, {4, 2, 64, 90, 1, GetParam()}, o);
+      EXPECT_EQ(sp.unroll, std::min(kq, 16u));
+      EXPECT_EQ(sp.rpl, vl);
+      const auto a = run_case({4, 2, 64, 90, {89, 20, 2}, o}, GetParam());  // 3 chunks; the last holds 26 of 32
+      o.max_wg = 128;
+      const auto b = run_case({4, 2, 64, 90, {40, 3}, o}, GetParam());  // one chunk: V groups of 2 to 5 positions
+      if (chunked.empty()) chunked = a, single = b;
+      EXPECT_EQ(0, std::memcmp(a.data(), chunked.data(), a.size() * 4)) << "k_quads " << kq << " v_loads " << vl;
+      EXPECT_EQ(0, std::memcmp(b.data(), single.data(), b.size() * 4)) << "k_quads " << kq << " v_loads " << vl;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Kv, AttentionKernel, ::testing::Values(Format::F32, Format::F16),
@@ -144,7 +186,7 @@ TEST(AttentionPlan, FitsTheLimits) {
   for (uint32_t hd : {64u, 128u, 256u}) {
     const KernelSpec s = plan(ctx, {32, 4, hd, 4096, 1, Format::F16});
     EXPECT_LE(s.wg, lim.maxComputeInvocationsPerWorkgroup);
-    EXPECT_LE(uint64_t{s.tile_m} * (hd + s.tile_n + s.wg) * 4, lim.maxComputeWorkgroupStorageSize);
+    EXPECT_LE(shared_bytes(s.tile_m, hd, s.tile_n, s.wg), lim.maxComputeWorkgroupStorageSize);
     EXPECT_EQ(8 % s.tile_m, 0u);
     EXPECT_EQ(s.tile_n % s.wg, 0u);
     EXPECT_EQ(chunks(s), (4096 + s.tile_n - 1) / s.tile_n);

@@ -44,8 +44,17 @@ Case make_case(const std::string& name, const contract::json& opt,
   c.s = {uint32_t(q.shape[1]), uint32_t(k.shape[1]), uint32_t(q.shape[2]), uint32_t(k.shape[0]),
          uint32_t(q.shape[0]), k.dtype == "float16" ? Format::F16 : Format::F32};
   BQ_CHECK(pos.numel() == q.shape[0], "attention: pos has {} entries for {} tokens", pos.numel(), q.shape[0]);
-  c.o = {opt.value("workgroup_size", 256u), opt.value("chunk", 0u), opt.value("max_heads", 8u),
-         opt.value("short_positions", 2048u), opt.value("short_workgroup_size", 128u), opt.value("short_max_heads", 1u)};
+  c.o.max_wg = opt.value("workgroup_size", 256u);
+  c.o.chunk = opt.value("chunk", 0u);
+  c.o.max_heads = opt.value("max_heads", 8u);
+  // The short_* options give one tier in place of the default tiers (short_positions 0: none).
+  if (opt.contains("short_positions") || opt.contains("short_workgroup_size") || opt.contains("short_max_heads")) {
+    const uint32_t p = opt.value("short_positions", 2048u);
+    c.o.tiers.clear();
+    if (p)
+      c.o.tiers.push_back(
+          {.positions = p, .max_wg = opt.value("short_workgroup_size", 128u), .max_heads = opt.value("short_max_heads", 1u)});
+  }
   c.q = q.as<float>();
   c.kb = k.bytes, c.vb = v.bytes;
   auto floats = [&](const HostTensor& t) {
