@@ -44,13 +44,13 @@ echo "$CASES" | while read -r f s h; do
   for sw in "" "$SWEEP" "gx=1"; do
     args=(--formats "$f" --shapes "$s" --batch 1 --hooks "$h" ${BENCH_ARGS:-})
     [ -n "$sw" ] && args+=(--sweep "$sw")
-    timeout 240 $B/blockq bench matvec "${args[@]}" 2>/dev/null | grep -E "^(device|[a-z0-9_]+ +[0-9]+x)" |
+    timeout 240 $B/blockq bench matvec "${args[@]}" 2>/dev/null | grep -E "^(device|[A-Za-z0-9_]+ +[0-9]+x)" |
       sed "s/^/$([ -z "$sw" ] && echo plan || echo sweep) /" >> "$OUT/shapes.txt"
   done
 done
 grep -m1 "device" "$OUT/shapes.txt"
 printf '%-6s %-11s %-5s %9s %9s %9s  %s\n' format shape hooks plan_us best_us read_us "best variant"
-grep -E "^(plan|sweep) [a-z0-9_]+ +[0-9]+x" "$OUT/shapes.txt" | awk '
+grep -E "^(plan|sweep) [A-Za-z0-9_]+ +[0-9]+x" "$OUT/shapes.txt" | awk '
   { key = $2 " " $3 " " $5; us = $6 + 0
     if ($1 == "plan") { plan[key] = us; read[key] = $(NF - 2) }
     if (!(key in best) || us < best[key]) { best[key] = us; spec[key] = $10 }

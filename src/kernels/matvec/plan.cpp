@@ -157,15 +157,18 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // 2048), Q4_0 two units a step. H200 with the final RMSNorm, one sweep pass
   // (docs/perf/2026-12-04-session31-h200.md, run H): q4_0 128256 x 2048
   // 57.1 -> 48.5 us, 128256 x 4096 104.4 -> 90.4, q8_0 49152 x 960 18.8 ->
-  // 17.2. Other formats (Q6_K above all) were not measured.
+  // 17.2. Q6_K (a Q4 GGUF's usual lm_head): 4 lanes, 1 row, 512 invocations
+  // (session 32, one pass: 128256 x 4096 147.4 -> 133.7, x 2048 84.8 -> 76.0).
+  const bool q6k = kind.format == Format::Q6_K;
   const bool lm_i8 = s.features.dot4 && !batched && !kind.onnx && n >= kManyRows && ui.kp <= 4096 &&
-                     (kind.format == Format::Q4_0 || kind.format == Format::Q8_0) && !opt.tpr && !opt.rpl && !opt.wg;
+                     (kind.format == Format::Q4_0 || kind.format == Format::Q8_0 || q6k) && !opt.tpr && !opt.rpl &&
+                     !opt.wg;
   if (s.features.dot4) {
     const bool long_rows = ui.kp >= 8192;
     if (lm_i8) {
-      s.tpr = std::min({8u, pow2_floor(spr), sg_tpr});
-      s.rpl = 4;
-      s.wg = std::max({std::min<uint32_t>(ui.kp >= 2048 ? 512 : 256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
+      s.tpr = std::min({q6k ? 4u : 8u, pow2_floor(spr), sg_tpr});
+      s.rpl = q6k ? 1 : 4;
+      s.wg = std::max({std::min<uint32_t>(q6k || ui.kp >= 2048 ? 512 : 256, max_inv), s.tpr * (rope ? 2 : 1), sg_wg});
       many_rows = false;  // Q4_0 takes two units a step (below)
     } else if (!batched && big_unit) {
       if (!opt.tpr) s.tpr = std::min({n <= 4096 ? 16u : 8u, pow2_floor(upr), sg_tpr});

@@ -98,7 +98,7 @@ TEST(MatvecShortRows, DefaultPlansMatchTwin) {
   }
 }
 
-TEST(MatvecShortRows, LmHeadOfQ40AndQ80TakesEightLanesAndFourRows) {
+TEST(MatvecShortRows, LmHeadsTakeTheirMeasuredPlans) {
   const Limits nv = h200_limits();
   WeightKind q8{Format::Q8_0}, q4{Format::Q4_0}, q6{Format::Q6_K};
   const Hooks rms = hook("rmsnorm");
@@ -118,25 +118,32 @@ TEST(MatvecShortRows, LmHeadOfQ40AndQ80TakesEightLanesAndFourRows) {
   EXPECT_EQ(c.rpl, 4u);
   EXPECT_EQ(c.wg, 256u);
   EXPECT_EQ(c.unroll, 1u);
-  // Not measured: Q6_K and f32 x; they keep their plans.
-  EXPECT_NE(plan(nv, q6, 128256, 4096, 1, rms, i8).rpl, 4u);
+  // Q6_K: 4 lanes, 1 row, 512 invocations (session 32).
+  for (const uint32_t k : {2048u, 4096u}) {
+    const KernelSpec q = plan(nv, q6, 128256, k, 1, rms, i8);
+    EXPECT_EQ(q.tpr, 4u) << k;
+    EXPECT_EQ(q.rpl, 1u) << k;
+    EXPECT_EQ(q.wg, 512u) << k;
+  }
+  // Not measured: f32 x; it keeps its plan.
   EXPECT_EQ(plan(nv, q8, 49152, 960, 1, rms, {}).tpr, 4u);
 }
 
 TEST(MatvecShortRows, LmHeadPlanMatchesTwin) {
   // Many rows (n = 16390 >= 16384, ragged), int8 x, the final RMSNorm, random
   // weights and x, poisoned y: Q4_0 (two units a step, 256 invocations at
-  // k = 1024) and Q8_0 (512 at k = 2048).
+  // k = 1024), Q8_0 (512 at k = 2048) and Q6_K (4 lanes, 1 row, k = 1024).
   auto& ctx = test_context();
   if (!ctx.features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product";
   Options i8;
   i8.int8 = true;
   uint32_t seed = 9600;
-  for (const char* kn : {"q4_0", "q8_0"}) {
-    const uint32_t k = std::string(kn) == "q4_0" ? 1024 : 2048;
+  for (const char* kn : {"q4_0", "q8_0", "q6_K"}) {
+    const std::string name = kn;
+    const uint32_t k = name == "q8_0" ? 2048 : 1024;
     const Case c{kind_named(kn), hook("rmsnorm"), 16390u, k, 1, i8, 0, 2e-2};
     const KernelSpec s = plan(ctx, c.kind.kind, c.n, c.k, 1, c.hooks, c.opt);
-    EXPECT_EQ(s.rpl, 4u) << s.key();
+    EXPECT_EQ(s.rpl, name == "q6_K" ? 1u : 4u) << s.key();
     const Errors e = run_case(c, seed++);
     EXPECT_LT(e.vs_twin, 2e-3) << s.key();
     EXPECT_LT(e.vs_ref, 2e-2) << s.key();
