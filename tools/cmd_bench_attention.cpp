@@ -29,8 +29,10 @@ std::vector<attention::Tier> parse_tiers(const std::string& s) {  // "128:256,20
     size_t at = 0;
     while (at <= t.size()) {
       const size_t colon = std::min(t.find(':', at), t.size());
-      BQ_CHECK(colon > at, "tier '{}' is not POSITIONS:WG[:HEADS[:K_QUADS[:V_LOADS]]]", t);
-      v.push_back(uint32_t(std::stoul(t.substr(at, colon - at))));
+      const std::string field = t.substr(at, colon - at);
+      BQ_CHECK(!field.empty() && field.size() <= 9 && field.find_first_not_of("0123456789") == std::string::npos,
+               "tier '{}' is not POSITIONS:WG[:HEADS[:K_QUADS[:V_LOADS]]] (unsigned numbers)", t);
+      v.push_back(uint32_t(std::stoul(field)));
       at = colon + 1;
     }
     BQ_CHECK(v.size() >= 2 && v.size() <= 5, "tier '{}' is not POSITIONS:WG[:HEADS[:K_QUADS[:V_LOADS]]]", t);

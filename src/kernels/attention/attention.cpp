@@ -16,7 +16,8 @@ namespace blockq::attention {
 
 namespace {
 
-uint32_t top_partials(uint32_t wg);
+// The reductions' top partials: min(wg, 32).
+uint32_t top_partials(uint32_t wg) { return std::min(wg, 32u); }
 
 }  // namespace
 
@@ -36,10 +37,10 @@ std::string kv_funcs(bool f16) {
          "fn k_quad(i: u32) -> vec4f { return kv4(kc[i / 4u]); }\nfn v_quad(i: u32) -> vec4f { return kv4(vc[i / 4u]); }";
 }
 
-// A WGSL function `name`(b) -> f32 folding count leaves arr[b + i * stride] (stride "": 1)
-// (count a power of two) in reduce_twin.hpp's tree order: for s = count / 2,
-// ..., 1, leaf i = op(leaf i, leaf i + s). Written out, each level in
-// registers.
+// A WGSL function `name`(b) -> f32 folding count leaves arr[b + i * stride]
+// (stride "": 1; count a power of two) in reduce_twin.hpp's tree order: for
+// s = count / 2, ..., 1, leaf i = op(leaf i, leaf i + s). Written out, each
+// level in registers.
 std::string tree_fn(const std::string& name, const char* arr, const std::string& stride, uint32_t count,
                     const char* op) {
   BQ_ASSERT(count >= 1 && (count & (count - 1)) == 0, "tree of {} leaves", count);
@@ -99,9 +100,6 @@ std::string v_block(uint32_t vu) {
   s.pop_back();
   return s;
 }
-
-// The reductions' top partials: min(wg, 32).
-uint32_t top_partials(uint32_t wg) { return std::min(wg, 32u); }
 
 // attention.wgsl's TREES: the max and sum trees over WG partials in two
 // steps (T lanes fold WG / T each, every lane the T results) and the V

@@ -36,7 +36,6 @@ struct Shape {
 struct Tier {
   uint32_t positions = 0;
   uint32_t max_wg = 128, max_heads = 1, k_quads = 32, v_loads = 8;
-  bool operator==(const Tier&) const = default;
 };
 
 struct Options {
