@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs everything blockq needs on a fresh Debian 12 machine, idempotently:
-# Debian packages (libraries, the Vulkan loader, SwiftShader via chromium-common,
-# headless Chromium for the browser check, Vulkan's headers and spirv-tools for
-# bench/vkstats) and the pinned npm packages (Dawn).
+# Debian packages (libraries, cpp-httplib for `blockq serve`, the Vulkan
+# loader, SwiftShader via chromium-common, headless Chromium for the browser
+# check, Vulkan's headers and spirv-tools for bench/vkstats) and the pinned npm
+# packages (Dawn).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-apt_pkgs=(cmake ninja-build g++ clang libgtest-dev libgmock-dev libbenchmark-dev
-          libcli11-dev nlohmann-json3-dev libfmt-dev libvulkan1 chromium-common chromium
+apt_pkgs=(cmake ninja-build g++ clang pkg-config libgtest-dev libgmock-dev libbenchmark-dev
+          libcli11-dev nlohmann-json3-dev libfmt-dev libcpp-httplib-dev libvulkan1 chromium-common chromium
           libvulkan-dev spirv-tools)
 missing=()
 for p in "${apt_pkgs[@]}"; do

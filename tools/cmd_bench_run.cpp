@@ -16,6 +16,7 @@
 #include "model/sampler.hpp"
 #include "tools/commands.hpp"
 #include "tools/context.hpp"
+#include "tools/model_args.hpp"
 #include "util/error.hpp"
 
 namespace blockq::tools {
@@ -86,15 +87,10 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   BQ_CHECK(a.n_prompt >= 1 && a.n_gen >= 1 && a.samples >= 1, "-p, -n and --samples must be >= 1");
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
-  model::GpuModel m(ctx, gguf::GgufFile::open(path),
-                    {.n_ctx = uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)), .progress = true, .batch = a.load.batch,
-                     .crossover = a.load.crossover >= 0 ? std::optional<uint32_t>(a.load.crossover) : std::nullopt,
-                     .kv_type = model::kv_type_from_name(a.load.kv_type),
-                     .fuse_qkv = !a.no_fuse_qkv,
-                     .int8_activations = a.load.int8_activations,
-                     .encode_ahead = a.load.encode_ahead,
-                     .fuse_kv_store = !a.no_fuse_kv_store,
-                     .submit_pieces = a.load.submit_pieces});
+  model::GpuModelOptions mo = gpu_model_options(a.load, uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)));
+  mo.fuse_qkv = !a.no_fuse_qkv;
+  mo.fuse_kv_store = !a.no_fuse_kv_store;
+  model::GpuModel m(ctx, gguf::GgufFile::open(path), mo);
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
 

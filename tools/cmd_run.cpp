@@ -17,6 +17,7 @@
 #include "model/tokenizer.hpp"
 #include "tools/commands.hpp"
 #include "tools/context.hpp"
+#include "tools/model_args.hpp"
 #include "util/error.hpp"
 
 namespace blockq::tools {
@@ -26,11 +27,7 @@ struct RunArgs {
   std::string model;
   std::string prompt = "Once upon a time";
   int n = 64;
-  float temp = 0.8f;
-  int top_k = 40;
-  float top_p = 0.95f;
-  float min_p = 0.05f;
-  float repeat_penalty = 1.0f;
+  SamplerArgs sampling;
   uint64_t seed = 42;
   std::string sampler = "auto";
   bool chat = false;
@@ -48,12 +45,7 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   const model::Tokenizer tok(model::from_gguf(file));
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
-  model::GpuModel m(ctx, file, {.n_ctx = a.n_ctx, .progress = true, .batch = a.load.batch,
-                     .crossover = a.load.crossover >= 0 ? std::optional<uint32_t>(a.load.crossover) : std::nullopt,
-                     .kv_type = model::kv_type_from_name(a.load.kv_type),
-                     .int8_activations = a.load.int8_activations,
-                     .encode_ahead = a.load.encode_ahead,
-                     .submit_pieces = a.load.submit_pieces});
+  model::GpuModel m(ctx, file, gpu_model_options(a.load, a.n_ctx));
   const auto& c = m.config();
   const auto& mem = m.memory();
   std::fprintf(stderr,
@@ -80,12 +72,7 @@ void run(const RunArgs& a, const GlobalOptions& g) {
            "{} prompt tokens + {} to generate exceed the context of {} positions (--ctx)", prompt.size(), a.n,
            m.n_ctx());
 
-  model::SamplerConfig sc;
-  sc.temperature = a.temp;
-  sc.top_k = a.top_k;
-  sc.top_p = a.top_p;
-  sc.min_p = a.min_p;
-  sc.repeat_penalty = a.repeat_penalty;
+  model::SamplerConfig sc = a.sampling.config();
   sc.seed = a.seed;
   model::Sampler sampler(sc);
   sampler.accept(prompt);
@@ -134,11 +121,7 @@ void add_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("-m,--model", a.model, "GGUF file (llama or qwen2); default: the tiny synthetic model");
   cmd->add_option("-p,--prompt", a.prompt, "Prompt text")->capture_default_str();
   cmd->add_option("-n,--n-predict", a.n, "Tokens to generate")->capture_default_str();
-  cmd->add_option("--temp", a.temp, "Temperature (<= 0: greedy)")->capture_default_str();
-  cmd->add_option("--top-k", a.top_k, "Top-k (<= 0: off)")->capture_default_str();
-  cmd->add_option("--top-p", a.top_p, "Top-p (>= 1: off)")->capture_default_str();
-  cmd->add_option("--min-p", a.min_p, "Min-p (<= 0: off)")->capture_default_str();
-  cmd->add_option("--repeat-penalty", a.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
+  add_sampler_options(cmd, a.sampling, "Sampling ");
   cmd->add_option("--seed", a.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--sampler", a.sampler,
                   "Where tokens are sampled: gpu (greedy, or top-k 1..256 without penalties), host, or auto "

@@ -254,6 +254,12 @@ void GpuModel::reset() {
   impl_->n_past = 0;
   impl_->ahead.clear();
 }
+void GpuModel::truncate(uint32_t n) {
+  end_generation();
+  BQ_CHECK(n <= impl_->n_past, "cannot keep {} positions of a cache that holds {}", n, impl_->n_past);
+  impl_->n_past = n;
+  impl_->ahead.clear();  // encoded for the old position
+}
 const StepTimes& GpuModel::last_step() const { return impl_->times; }
 
 void GpuModel::set_inputs(std::span<const TokenId> tokens) {

@@ -164,6 +164,11 @@ class GpuModel {
   // Layers whose single-token QKV matvec also stores k and v (fuse_kv_store).
   uint32_t kv_store_fused_layers() const;
   void reset();  // empties the KV cache (positions restart at 0)
+  // Keeps the cache's first n positions and forgets the rest (ends a
+  // generation first): the next eval writes position n, so a prompt that
+  // shares its first n tokens with the cache evaluates only the others.
+  // Throws blockq::Error when n > n_past().
+  void truncate(uint32_t n);
 
   // Evaluates one token at position n_past(): its dispatches submitted (in
   // pieces, see submit_pieces), the logits read back [n_vocab]: the mapped

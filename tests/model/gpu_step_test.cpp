@@ -4,8 +4,8 @@
 // layer or as planned (0), must give the logits of the model that encodes
 // each step after its ids are known, in one submit, bit for bit, through
 // single tokens, a prompt batch, a reset, the attention's chunk boundary and
-// a full cache; StepTimes says which steps were encoded ahead. Where the
-// submits end, by layer count.
+// a full cache; StepTimes says which steps were encoded ahead. A truncated
+// cache forgets its last positions. Where the submits end, by layer count.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,6 +99,32 @@ TEST_P(EncodeAhead, SameLogitsAsEncodingAfterTheIds) {
   EXPECT_THROW(ahead.eval(TokenId(vocab)), Error);
   EXPECT_NO_THROW(ahead.eval(tok(1)));
   EXPECT_FALSE(ahead.last_step().encoded_ahead);
+}
+
+// truncate(n): the positions after n are forgotten, and the next token's
+// logits are those of a model that never saw them, bit for bit (the same
+// steps, so the same kernels); more than n_past is refused.
+TEST(Truncate, ForgetsThePositionsAfterN) {
+  SynthOptions o;
+  o.seed = 23;
+  const gguf::GgufFile f = gguf::GgufFile::open(synth_file("gpu-step-llama-q8_0", o));
+  gpu::Context& ctx = testing_support::test_context();
+  GpuModel cut(ctx, f, {.n_ctx = 32, .batch = 4, .crossover = 8u});
+  GpuModel never(ctx, f, {.n_ctx = 32, .batch = 4, .crossover = 8u});
+  const std::vector<TokenId> prompt = {5, 77, 300, 41, 9};  // a batch of 4, then a single token
+  cut.eval(prompt);
+  never.eval(prompt);
+  for (TokenId t : {TokenId(12), TokenId(400), TokenId(7)}) cut.eval(t);
+  EXPECT_THROW(cut.truncate(cut.n_past() + 1), Error);
+  cut.truncate(uint32_t(prompt.size()));
+  EXPECT_EQ(cut.n_past(), prompt.size());
+  for (TokenId t : {TokenId(33), TokenId(2)}) {
+    const auto a = cut.eval(t);
+    const std::vector<float> la(a.begin(), a.end());
+    EXPECT_TRUE(same_bits(la, never.eval(t))) << "token " << t;
+  }
+  cut.truncate(0);
+  EXPECT_EQ(cut.n_past(), 0u);
 }
 
 TEST(SubmitPieces, EndsCoverTheLayers) {

@@ -1,0 +1,78 @@
+// One loaded model serving generation requests, one at a time: the prompt
+// (a chat rendered with the model's template, or plain text) is tokenized
+// and checked against the context, then evaluated after its longest prefix
+// that the KV cache already holds from the previous request, and tokens
+// are sampled (on the GPU where the settings allow it) until an
+// end-of-generation token, a stop string, max_tokens or the context's end.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/gguf.hpp"
+#include "gpu/context.hpp"
+#include "model/chat_template.hpp"
+#include "model/gpu_model.hpp"
+#include "model/tokenizer.hpp"
+#include "serve/request.hpp"
+
+namespace blockq::serve {
+
+struct EngineOptions {
+  std::string model_id;                 // the name /v1/models lists
+  model::GpuModelOptions model;         // n_ctx, batch, ...
+  bool gpu_sampler = true;              // false: every token sampled on the host
+};
+
+// A request tokenized and checked, ready to generate.
+struct Prepared {
+  GenerationRequest request;
+  std::vector<model::TokenId> tokens;   // the prompt
+  uint32_t max_tokens = 0;              // after the defaults and the context's end
+};
+
+enum class Finish { Stop, Length, Cancelled };
+
+struct Outcome {
+  std::string text;                     // everything sent
+  Finish finish = Finish::Stop;
+  uint32_t prompt_tokens = 0;
+  uint32_t cached_tokens = 0;           // of the prompt, already in the KV cache
+  uint32_t completion_tokens = 0;       // sampled, an end-of-generation token included
+  bool gpu_sampled = false;
+};
+
+class Engine {
+ public:
+  Engine(const gpu::Context& ctx, gguf::GgufFile file, EngineOptions opt);
+
+  const std::string& model_id() const { return opt_.model_id; }
+  uint32_t n_ctx() const { return model_.n_ctx(); }
+  const model::Tokenizer& tokenizer() const { return tok_; }
+  const model::ChatFormat& chat_format() const { return chat_; }
+
+  // Throws RequestError: an empty prompt, or one the context cannot hold
+  // with at least one token to generate.
+  Prepared prepare(GenerationRequest r) const;
+  // Generates. on_text gets each piece of text as it becomes safe to send
+  // (UTF-8 complete, not part of a stop string); returning false cancels.
+  // Requests wait for each other. A failure (e.g. a lost device) throws
+  // blockq::Error and leaves the cache empty.
+  Outcome generate(const Prepared& p, const std::function<bool(std::string_view)>& on_text);
+
+ private:
+  Outcome generate_locked(const Prepared& p, const std::function<bool(std::string_view)>& on_text);
+
+  EngineOptions opt_;
+  model::Tokenizer tok_;
+  model::ChatFormat chat_;
+  model::GpuModel model_;
+  std::mutex mu_;
+  std::vector<model::TokenId> cached_;  // the tokens whose k and v the cache holds, in order
+};
+
+}  // namespace blockq::serve

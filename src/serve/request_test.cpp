@@ -1,0 +1,145 @@
+// parse_request: OpenAI fields into a GenerationRequest over the server's
+// defaults, nulls as absent, and a RequestError naming the field for a wrong
+// type or range, a missing field, or a feature blockq does not implement.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/request.hpp"
+
+namespace blockq::serve {
+namespace {
+
+using nlohmann::json;
+
+model::SamplerConfig defaults() {
+  model::SamplerConfig d;
+  d.temperature = 0.8f;
+  d.top_k = 40;
+  d.top_p = 0.95f;
+  d.min_p = 0.05f;
+  return d;
+}
+
+// The param of the RequestError the body raises ("<none>" when it parses).
+std::string error_param(Endpoint ep, const json& body, std::string* message = nullptr) {
+  try {
+    parse_request(ep, body, defaults());
+  } catch (const RequestError& e) {
+    if (message) *message = e.what();
+    EXPECT_EQ(e.status(), 400);
+    return e.param();
+  }
+  return "<none>";
+}
+
+TEST(Request, ChatFieldsOverrideTheDefaults) {
+  const json body = json::parse(R"({
+    "model": "m", "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "min_p": null,
+    "frequency_penalty": 0.5, "presence_penalty": -1, "seed": 9, "stop": ["a", "bc"], "stream": true,
+    "stream_options": {"include_usage": true}, "n": 1, "logprobs": false, "user": "ignored",
+    "messages": [{"role": "developer", "content": "be brief"},
+                 {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "there"}]}]})");
+  const GenerationRequest r = parse_request(Endpoint::Chat, body, defaults());
+  EXPECT_EQ(r.model, "m");
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[0].role, "system");
+  EXPECT_EQ(r.messages[0].content, "be brief");
+  EXPECT_EQ(r.messages[1].role, "user");
+  EXPECT_EQ(r.messages[1].content, "hi\nthere");
+  EXPECT_EQ(r.max_tokens, 7u);
+  EXPECT_EQ(r.sampler.temperature, 0.0f);
+  EXPECT_EQ(r.sampler.top_p, 0.5f);
+  EXPECT_EQ(r.sampler.top_k, 3);
+  EXPECT_EQ(r.sampler.min_p, 0.05f);  // null: the default
+  EXPECT_EQ(r.sampler.frequency_penalty, 0.5f);
+  EXPECT_EQ(r.sampler.presence_penalty, -1.0f);
+  EXPECT_TRUE(r.seeded);
+  EXPECT_EQ(r.sampler.seed, 9u);
+  EXPECT_EQ(r.stop, (std::vector<std::string>{"a", "bc"}));
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+}
+
+TEST(Request, CompletionDefaults) {
+  const GenerationRequest r = parse_request(Endpoint::Completion, {{"prompt", {"once"}}}, defaults());
+  EXPECT_EQ(r.prompt, "once");
+  EXPECT_FALSE(r.max_tokens.has_value());
+  EXPECT_EQ(r.sampler.temperature, 0.8f);
+  EXPECT_EQ(r.sampler.top_k, 40);
+  EXPECT_FALSE(r.seeded);
+  EXPECT_FALSE(r.stream);
+  const GenerationRequest s = parse_request(Endpoint::Completion, {{"prompt", "x"}, {"stop", "\n"}}, defaults());
+  EXPECT_EQ(s.stop, std::vector<std::string>{"\n"});
+  const GenerationRequest m =
+      parse_request(Endpoint::Chat, json::parse(R"({"messages": [{"role": "user", "content": "x"}],
+        "max_completion_tokens": 5})"), defaults());
+  EXPECT_EQ(m.max_tokens, 5u);
+}
+
+TEST(Request, ErrorsNameTheField) {
+  const json user = json::parse(R"([{"role": "user", "content": "x"}])");
+  auto chat = [&](json extra) {
+    extra["messages"] = user;
+    return error_param(Endpoint::Chat, extra);
+  };
+  std::string msg;
+  EXPECT_EQ(error_param(Endpoint::Chat, json::array(), &msg), "");
+  EXPECT_NE(msg.find("JSON object"), std::string::npos) << msg;
+  EXPECT_EQ(error_param(Endpoint::Chat, json::object()), "messages");
+  EXPECT_EQ(error_param(Endpoint::Chat, {{"messages", json::array()}}), "messages");
+  EXPECT_EQ(error_param(Endpoint::Chat, {{"messages", {{{"content", "x"}}}}}), "messages[0].role");
+  EXPECT_EQ(error_param(Endpoint::Chat, {{"messages", {{{"role", "tool"}, {"content", "x"}}}}}, &msg),
+            "messages[0].role");
+  EXPECT_NE(msg.find("\"tool\""), std::string::npos) << msg;
+  EXPECT_EQ(error_param(Endpoint::Chat, {{"messages", {{{"role", "user"}}}}}), "messages[0].content");
+  EXPECT_EQ(error_param(Endpoint::Chat, json::parse(R"({"messages": [{"role": "user", "content":
+             [{"type": "image_url", "image_url": {"url": "x"}}]}]})")),
+            "messages[0].content[0]");
+  EXPECT_EQ(error_param(Endpoint::Completion, json::object()), "prompt");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", 5}}), "prompt");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", {"a", "b"}}}), "prompt");
+  EXPECT_EQ(chat({{"temperature", 3}}), "temperature");
+  EXPECT_EQ(chat({{"temperature", "hot"}}), "temperature");
+  EXPECT_EQ(chat({{"top_p", 1.5}}), "top_p");
+  EXPECT_EQ(chat({{"top_k", 2.5}}), "top_k");
+  EXPECT_EQ(chat({{"max_tokens", 0}}), "max_tokens");
+  EXPECT_EQ(chat({{"max_tokens", -3}}), "max_tokens");
+  EXPECT_EQ(chat({{"max_completion_tokens", "9"}}), "max_completion_tokens");
+  EXPECT_EQ(chat({{"frequency_penalty", 2.5}}), "frequency_penalty");
+  EXPECT_EQ(chat({{"repeat_penalty", 0}}), "repeat_penalty");
+  EXPECT_EQ(chat({{"seed", 1.5}}), "seed");
+  EXPECT_EQ(chat({{"stop", 3}}), "stop");
+  EXPECT_EQ(chat({{"stop", {""}}}), "stop");
+  EXPECT_EQ(chat({{"stop", json(std::vector<std::string>(17, "s"))}}), "stop");
+  EXPECT_EQ(chat({{"stream", "yes"}}), "stream");
+  EXPECT_EQ(chat({{"stream_options", {{"include_usage", 1}}}}), "stream_options.include_usage");
+}
+
+TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
+  const json user = json::parse(R"([{"role": "user", "content": "x"}])");
+  auto chat = [&](json extra) {
+    extra["messages"] = user;
+    return error_param(Endpoint::Chat, extra);
+  };
+  EXPECT_EQ(chat({{"n", 2}}), "n");
+  EXPECT_EQ(chat({{"logprobs", true}}), "logprobs");
+  EXPECT_EQ(chat({{"top_logprobs", 3}}), "top_logprobs");
+  EXPECT_EQ(chat({{"logit_bias", {{"15", 2}}}}), "logit_bias");
+  EXPECT_EQ(chat({{"tools", {{{"type", "function"}}}}}), "tools");
+  EXPECT_EQ(chat({{"tool_choice", "auto"}}), "tool_choice");
+  EXPECT_EQ(chat({{"response_format", {{"type", "json_object"}}}}), "response_format");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"echo", true}}), "echo");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"best_of", 3}}), "best_of");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"suffix", "y"}}), "suffix");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logprobs", 2}}), "logprobs");
+  // What asks for nothing passes.
+  EXPECT_EQ(chat({{"n", 1}, {"logprobs", false}, {"logit_bias", json::object()}, {"tools", json::array()},
+                  {"tool_choice", "none"}, {"response_format", {{"type", "text"}}}}),
+            "<none>");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logprobs", 0}, {"echo", false}, {"suffix", ""}}),
+            "<none>");
+}
+
+}  // namespace
+}  // namespace blockq::serve

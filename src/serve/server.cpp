@@ -1,0 +1,235 @@
+// Server: HTTP routes, OpenAI's response and event shapes, errors as JSON.
+#include "serve/server.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <random>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace blockq::serve {
+namespace {
+
+using nlohmann::json;
+
+// Generated text may hold bytes that are not UTF-8 (a byte token alone):
+// they become U+FFFD rather than a failed response.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json error_json(const std::string& message, const std::string& type, const std::string& param = "") {
+  return {{"error",
+           {{"message", message}, {"type", type}, {"param", param.empty() ? json(nullptr) : json(param)},
+            {"code", nullptr}}}};
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message, const std::string& type,
+                const std::string& param = "") {
+  res.status = status;
+  res.set_content(dump(error_json(message, type, param)), "application/json");
+}
+
+std::string new_id(Endpoint ep) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{}-{:016x}", ep == Endpoint::Chat ? "chatcmpl" : "cmpl", rng());
+}
+
+const char* finish_name(Finish f) { return f == Finish::Length ? "length" : "stop"; }
+
+json usage_json(const Outcome& o) {
+  return {{"prompt_tokens", o.prompt_tokens},
+          {"completion_tokens", o.completion_tokens},
+          {"total_tokens", o.prompt_tokens + o.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", o.cached_tokens}}}};
+}
+
+// What every response and event of one request shares.
+struct Head {
+  Endpoint ep;
+  std::string id;
+  int64_t created;
+  std::string model;
+
+  json object(const char* chat_kind) const {
+    return {{"id", id},
+            {"object", ep == Endpoint::Chat ? chat_kind : "text_completion"},
+            {"created", created},
+            {"model", model}};
+  }
+  json response(const Outcome& o) const {
+    json choice = {{"index", 0}, {"finish_reason", finish_name(o.finish)}, {"logprobs", nullptr}};
+    if (ep == Endpoint::Chat)
+      choice["message"] = {{"role", "assistant"}, {"content", o.text}};
+    else
+      choice["text"] = o.text;
+    json j = object("chat.completion");
+    j["choices"] = json::array({choice});
+    j["usage"] = usage_json(o);
+    return j;
+  }
+  // A streamed event: a piece of text, or the end (finish set, no text).
+  json chunk(const std::string& text, const char* finish = nullptr, bool first = false) const {
+    json choice = {{"index", 0}, {"finish_reason", finish ? json(finish) : json(nullptr)}, {"logprobs", nullptr}};
+    if (ep == Endpoint::Chat) {
+      json delta = json::object();
+      if (first) delta["role"] = "assistant";
+      if (first || !finish) delta["content"] = text;
+      choice["delta"] = delta;
+    } else {
+      choice["text"] = text;
+    }
+    json j = object("chat.completion.chunk");
+    j["choices"] = json::array({choice});
+    return j;
+  }
+  json usage_chunk(const Outcome& o) const {
+    json j = object("chat.completion.chunk");
+    j["choices"] = json::array();
+    j["usage"] = usage_json(o);
+    return j;
+  }
+};
+
+const char* path_of(Endpoint ep) { return ep == Endpoint::Chat ? "/v1/chat/completions" : "/v1/completions"; }
+
+}  // namespace
+
+Server::Server(Engine& engine, ServerOptions opt)
+    : engine_(engine), opt_(std::move(opt)), http_(std::make_unique<httplib::Server>()) {
+  http_->set_payload_max_length(opt_.max_body_bytes);
+  routes();
+}
+
+Server::~Server() { stop(); }
+
+int Server::bind(const std::string& host, int port) {
+  if (port == 0) {
+    const int p = http_->bind_to_any_port(host);
+    BQ_CHECK(p > 0, "serve: cannot bind {} to a free port", host);
+    return p;
+  }
+  BQ_CHECK(port > 0 && port < 65536, "serve: port {} is not in 1..65535", port);
+  BQ_CHECK(http_->bind_to_port(host, port), "serve: cannot bind {}:{} (in use, or not an address of this machine)",
+           host, port);
+  return port;
+}
+
+void Server::listen() { BQ_CHECK(http_->listen_after_bind(), "serve: the server stopped with an error"); }
+
+void Server::stop() {
+  if (http_ && http_->is_running()) http_->stop();
+}
+
+void Server::routes() {
+  httplib::Server& h = *http_;
+  const int64_t started = int64_t(std::time(nullptr));
+
+  h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (opt_.api_key.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (req.get_header_value("Authorization") == "Bearer " + opt_.api_key)
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, 401, "a valid API key is required (Authorization: Bearer KEY)", "authentication_error");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Statuses httplib sets itself (404, 413, ...) get a JSON body too.
+  h.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string msg = res.status == 404 ? fmt::format("no route for {} {}", req.method, req.path)
+                            : res.status == 413 ? std::string("the request body is too large")
+                            : res.status == 400 ? std::string("the HTTP request is malformed (a POST needs a JSON "
+                                                              "body and its Content-Length)")
+                                                : fmt::format("HTTP status {}", res.status);
+    send_error(res, res.status, msg, res.status >= 500 ? "server_error" : "invalid_request_error");
+  });
+  h.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string msg = "unknown error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      msg = e.what();
+    } catch (...) {
+    }
+    send_error(res, 500, msg, "server_error");
+  });
+
+  h.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(dump({{"status", "ok"}}), "application/json");
+  });
+  h.Get("/v1/models", [this, started](const httplib::Request&, httplib::Response& res) {
+    const json m = {{"id", engine_.model_id()},
+                    {"object", "model"},
+                    {"created", started},
+                    {"owned_by", "blockq"},
+                    {"meta", {{"n_ctx", engine_.n_ctx()}, {"n_vocab", engine_.tokenizer().n_vocab()}}}};
+    res.set_content(dump({{"object", "list"}, {"data", json::array({m})}}), "application/json");
+  });
+
+  for (const Endpoint ep : {Endpoint::Chat, Endpoint::Completion}) {
+    h.Post(path_of(ep), [this, ep](const httplib::Request& req, httplib::Response& res) {
+      std::shared_ptr<Prepared> p;
+      try {
+        json body;
+        try {
+          body = json::parse(req.body);
+        } catch (const json::parse_error& e) {
+          throw RequestError("", fmt::format("the request body is not valid JSON: {}", e.what()));
+        }
+        p = std::make_shared<Prepared>(engine_.prepare(parse_request(ep, body, opt_.defaults)));
+      } catch (const RequestError& e) {
+        send_error(res, e.status(), e.what(), "invalid_request_error", e.param());
+        return;
+      } catch (const Error& e) {  // the tokenizer
+        send_error(res, 400, e.what(), "invalid_request_error");
+        return;
+      }
+      auto head = std::make_shared<Head>(
+          Head{ep, new_id(ep), int64_t(std::time(nullptr)), engine_.model_id()});
+      auto log = [this, ep](const Outcome& o, double secs) {
+        if (!opt_.log_requests) return;
+        std::fprintf(stderr, "%s: %u prompt tokens (%u cached), %u generated in %.3f s (%.1f tokens/s, %s), %s\n",
+                     path_of(ep), o.prompt_tokens, o.cached_tokens, o.completion_tokens, secs,
+                     secs > 0 ? o.completion_tokens / secs : 0.0, o.gpu_sampled ? "GPU sampler" : "host sampler",
+                     o.finish == Finish::Cancelled ? "cancelled" : finish_name(o.finish));
+      };
+      using clock = std::chrono::steady_clock;
+      if (!p->request.stream) {
+        const auto t0 = clock::now();
+        const Outcome o = engine_.generate(*p, [](std::string_view) { return true; });
+        log(o, std::chrono::duration<double>(clock::now() - t0).count());
+        res.set_content(dump(head->response(o)), "application/json");
+        return;
+      }
+      res.set_header("Cache-Control", "no-cache");
+      res.set_chunked_content_provider(
+          "text/event-stream", [this, p, head, log](size_t, httplib::DataSink& sink) {
+            auto send = [&sink](const json& j) {
+              const std::string s = "data: " + dump(j) + "\n\n";
+              return sink.write(s.data(), s.size());
+            };
+            try {
+              const auto t0 = clock::now();
+              bool ok = head->ep != Endpoint::Chat || send(head->chunk("", nullptr, true));
+              Outcome o;
+              if (ok) o = engine_.generate(*p, [&](std::string_view t) { return send(head->chunk(std::string(t))); });
+              if (ok && o.finish != Finish::Cancelled) {
+                send(head->chunk("", finish_name(o.finish)));
+                if (p->request.include_usage) send(head->usage_chunk(o));
+                const std::string done = "data: [DONE]\n\n";
+                sink.write(done.data(), done.size());
+              }
+              if (ok) log(o, std::chrono::duration<double>(clock::now() - t0).count());
+            } catch (const std::exception& e) {
+              send(error_json(e.what(), "server_error"));
+            }
+            sink.done();
+            return true;
+          });
+    });
+  }
+}
+
+}  // namespace blockq::serve

@@ -1,0 +1,287 @@
+// The server over HTTP on the tiny synthetic llama: /health and /v1/models;
+// a greedy chat or completion gives the tokens of a plain host loop over the
+// same prompt tokens, streamed or not; a stop string ends the text before
+// it; the KV cache left by one request serves the next one's common prefix
+// with the same tokens as a fresh cache; a seed repeats a sampled answer (GPU
+// and host samplers); a cancelled generation leaves the engine usable; bad
+// requests get OpenAI-shaped errors naming the field; the API key is enforced.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "model/oracle.hpp"
+#include "serve/server.hpp"
+#include "support/gpu.hpp"
+
+namespace blockq::serve {
+namespace {
+
+using nlohmann::json;
+constexpr uint32_t kCtx = 64;
+
+const gguf::GgufFile& file() {
+  static const gguf::GgufFile f = [] {
+    model::SynthOptions o;
+    o.seed = 5;
+    return gguf::GgufFile::open(model::testing::synth_file("serve-llama-q8_0", o));
+  }();
+  return f;
+}
+
+EngineOptions engine_options() {
+  EngineOptions o;
+  o.model_id = "tiny-test";
+  o.model = {.n_ctx = kCtx, .batch = 4, .crossover = 8u};
+  return o;
+}
+
+// A server on a free port, serving from its own thread.
+struct Running {
+  Engine engine;
+  Server server;
+  int port = 0;
+  std::thread thread;
+  explicit Running(ServerOptions so = {})
+      : engine(testing_support::test_context(), file(), engine_options()), server(engine, [&] {
+          so.log_requests = false;
+          return so;
+        }()) {
+    port = server.bind("127.0.0.1", 0);
+    thread = std::thread([this] { server.listen(); });
+  }
+  ~Running() {
+    server.stop();
+    thread.join();
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(600, 0);
+    return c;
+  }
+  json post(const std::string& path, const json& body, int want_status = 200) const {
+    httplib::Client c = client();
+    const auto res = c.Post(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(res) << "no response from " << path;
+    if (!res) return {};
+    EXPECT_EQ(res->status, want_status) << res->body;
+    return json::parse(res->body);
+  }
+};
+
+Running& shared() {
+  static Running r;
+  return r;
+}
+
+// Greedy tokens of a plain host loop from the prompt tokens, as text (the
+// end-of-generation token ends it, unsent), and how many were sampled.
+std::pair<std::string, uint32_t> host_greedy(const std::vector<model::TokenId>& prompt, uint32_t n) {
+  model::GpuModel m(testing_support::test_context(), file(), engine_options().model);
+  const model::Tokenizer tok(model::from_gguf(file()));
+  model::Sampler s(model::SamplerConfig{});  // temperature 0: greedy
+  std::span<const float> logits = m.eval(prompt);
+  std::string text;
+  uint32_t i = 0;
+  while (i < n) {
+    const model::TokenId id = s.sample(logits);
+    ++i;
+    if (tok.is_eog(id)) break;
+    text += tok.token_to_piece(id, false);
+    if (i < n) logits = m.eval(id);
+  }
+  return {text, i};
+}
+
+const json kChat = {{"messages", {{{"role", "system"}, {"content", "You are terse."}},
+                                  {{"role", "user"}, {"content", "Tell me about the sea."}}}},
+                    {"temperature", 0},
+                    {"max_tokens", 10}};
+
+TEST(Serve, HealthAndModels) {
+  Running& r = shared();
+  httplib::Client c = r.client();
+  const auto h = c.Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  EXPECT_EQ(json::parse(h->body)["status"], "ok");
+  const auto m = c.Get("/v1/models");
+  ASSERT_TRUE(m);
+  const json j = json::parse(m->body);
+  EXPECT_EQ(j["object"], "list");
+  ASSERT_EQ(j["data"].size(), 1u);
+  EXPECT_EQ(j["data"][0]["id"], "tiny-test");
+  EXPECT_EQ(j["data"][0]["meta"]["n_ctx"], kCtx);
+}
+
+TEST(Serve, GreedyChatIsTheHostLoopsText) {
+  Running& r = shared();
+  GenerationRequest req = parse_request(Endpoint::Chat, kChat, {});
+  const Prepared p = r.engine.prepare(req);
+  const auto [want, n] = host_greedy(p.tokens, 10);
+  const json j = r.post("/v1/chat/completions", kChat);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["model"], "tiny-test");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(j["choices"][0]["message"]["content"], json(want).get<std::string>());
+  EXPECT_EQ(j["choices"][0]["finish_reason"], n == 10 ? "length" : "stop");
+  EXPECT_EQ(j["usage"]["prompt_tokens"], p.tokens.size());
+  EXPECT_EQ(j["usage"]["completion_tokens"], n);
+  EXPECT_EQ(j["usage"]["total_tokens"], p.tokens.size() + n);
+}
+
+// The events of a text/event-stream body, "[DONE]" as a string.
+std::vector<json> events(const std::string& body) {
+  std::vector<json> out;
+  size_t pos = 0;
+  while ((pos = body.find("data: ", pos)) != std::string::npos) {
+    const size_t end = body.find("\n\n", pos);
+    EXPECT_NE(end, std::string::npos) << "an event without its blank line";
+    const std::string data = body.substr(pos + 6, end - pos - 6);
+    out.push_back(data == "[DONE]" ? json("[DONE]") : json::parse(data));
+    pos = end;
+  }
+  return out;
+}
+
+TEST(Serve, StreamingSendsTheSameText) {
+  Running& r = shared();
+  const json whole = r.post("/v1/chat/completions", kChat);
+  json body = kChat;
+  body["stream"] = true;
+  body["stream_options"] = {{"include_usage", true}};
+  httplib::Client c = r.client();
+  const auto res = c.Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "text/event-stream");
+  const std::vector<json> ev = events(res->body);
+  ASSERT_GE(ev.size(), 4u) << res->body;
+  EXPECT_EQ(ev.back(), "[DONE]");
+  EXPECT_EQ(ev[0]["object"], "chat.completion.chunk");
+  EXPECT_EQ(ev[0]["choices"][0]["delta"]["role"], "assistant");
+  std::string text;
+  for (size_t i = 0; i + 3 < ev.size(); ++i) {
+    EXPECT_TRUE(ev[i]["choices"][0]["finish_reason"].is_null());
+    text += ev[i]["choices"][0]["delta"]["content"].get<std::string>();
+  }
+  const json& last = ev[ev.size() - 3];
+  EXPECT_EQ(last["choices"][0]["finish_reason"], whole["choices"][0]["finish_reason"]);
+  EXPECT_TRUE(last["choices"][0]["delta"].empty());
+  EXPECT_EQ(text, whole["choices"][0]["message"]["content"]);
+  const json& usage = ev[ev.size() - 2];
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["completion_tokens"], whole["usage"]["completion_tokens"]);
+}
+
+TEST(Serve, StopStringEndsTheText) {
+  Running& r = shared();
+  const json base = {{"prompt", "The quick brown fox"}, {"temperature", 0}, {"max_tokens", 12}};
+  const std::string full = r.post("/v1/completions", base)["choices"][0]["text"];
+  ASSERT_GE(full.size(), 6u) << "the tiny model said too little to cut: '" << full << "'";
+  const std::string stop = full.substr(full.size() / 2, 2);
+  const size_t at = full.find(stop);
+  json body = base;
+  body["stop"] = {"never-said-xyz", stop};
+  const json j = r.post("/v1/completions", body);
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["choices"][0]["text"], full.substr(0, at)) << "full text '" << full << "', stop '" << stop << "'";
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+}
+
+TEST(Serve, CachedPrefixGivesTheFreshTokens) {
+  Running& r = shared();
+  const json first = {{"prompt", "In a village by the river"}, {"temperature", 0}, {"max_tokens", 4}};
+  json longer = first;
+  longer["prompt"] = "In a village by the river there lived an old miller";
+  r.post("/v1/completions", {{"prompt", "Something else entirely"}, {"max_tokens", 1}});
+  const json fresh = r.post("/v1/completions", longer);
+  const int fresh_cached = fresh["usage"]["prompt_tokens_details"]["cached_tokens"];
+  EXPECT_LE(fresh_cached, 1);  // at most the BOS token is shared
+  r.post("/v1/completions", first);
+  const json cached = r.post("/v1/completions", longer);
+  EXPECT_GT(cached["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), fresh_cached + 3);
+  EXPECT_EQ(cached["choices"][0]["text"], fresh["choices"][0]["text"]);
+  // The same prompt again: the cache holds all of it but must evaluate its last token.
+  const json again = r.post("/v1/completions", longer);
+  EXPECT_EQ(again["choices"][0]["text"], fresh["choices"][0]["text"]);
+}
+
+TEST(Serve, SeedRepeatsSampledText) {
+  Running& r = shared();
+  for (const json& extra : {json{{"top_k", 20}}, json{{"top_k", 20}, {"frequency_penalty", 0.5}}}) {
+    json body = {{"prompt", "Once"}, {"temperature", 1.0}, {"max_tokens", 12}, {"seed", 1234}};
+    body.update(extra);
+    const json a = r.post("/v1/completions", body);
+    r.post("/v1/completions", {{"prompt", "Twice"}, {"max_tokens", 2}});
+    const json b = r.post("/v1/completions", body);
+    EXPECT_EQ(a["choices"][0]["text"], b["choices"][0]["text"]) << extra.dump();
+    EXPECT_EQ(a["usage"]["completion_tokens"], b["usage"]["completion_tokens"]);
+  }
+}
+
+TEST(Serve, CancelledGenerationLeavesTheEngineUsable) {
+  Running& r = shared();
+  const json body = {{"prompt", "A long story"}, {"temperature", 0}, {"max_tokens", 12}};
+  const Prepared p = r.engine.prepare(parse_request(Endpoint::Completion, body, {}));
+  const Outcome whole = r.engine.generate(p, [](std::string_view) { return true; });
+  int pieces = 0;
+  const Outcome cut = r.engine.generate(p, [&](std::string_view) { return ++pieces < 2; });
+  EXPECT_EQ(cut.finish, Finish::Cancelled);
+  EXPECT_LT(cut.completion_tokens, whole.completion_tokens);
+  const Outcome again = r.engine.generate(p, [](std::string_view) { return true; });
+  EXPECT_EQ(again.text, whole.text);
+  EXPECT_EQ(again.completion_tokens, whole.completion_tokens);
+}
+
+TEST(Serve, BadRequestsGetErrorsNamingTheField) {
+  Running& r = shared();
+  httplib::Client c = r.client();
+  const auto bad_json = c.Post("/v1/chat/completions", "{\"messages\": [", "application/json");
+  ASSERT_TRUE(bad_json);
+  EXPECT_EQ(bad_json->status, 400);
+  EXPECT_NE(json::parse(bad_json->body)["error"]["message"].get<std::string>().find("not valid JSON"),
+            std::string::npos);
+  const json n2 = r.post("/v1/chat/completions", {{"messages", kChat["messages"]}, {"n", 2}}, 400);
+  EXPECT_EQ(n2["error"]["param"], "n");
+  EXPECT_EQ(n2["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(r.post("/v1/completions", {{"prompt", "x"}, {"temperature", 9}}, 400)["error"]["param"], "temperature");
+  std::string long_prompt;
+  for (int i = 0; i < 80; ++i) long_prompt += " word";
+  const json too_long = r.post("/v1/completions", {{"prompt", long_prompt}}, 400);
+  EXPECT_EQ(too_long["error"]["param"], "prompt");
+  EXPECT_NE(too_long["error"]["message"].get<std::string>().find("holds 64 positions"), std::string::npos)
+      << too_long.dump();
+  const auto missing = c.Get("/v1/nothing");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_NE(json::parse(missing->body)["error"]["message"].get<std::string>().find("/v1/nothing"),
+            std::string::npos);
+  // After the errors, a request still works.
+  EXPECT_EQ(r.post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 1}})["usage"]["completion_tokens"], 1);
+}
+
+TEST(Serve, ApiKeyIsRequiredWhenSet) {
+  ServerOptions so;
+  so.api_key = "sesame";
+  Running r(so);
+  httplib::Client c = r.client();
+  const auto no_key = c.Get("/v1/models");
+  ASSERT_TRUE(no_key);
+  EXPECT_EQ(no_key->status, 401);
+  EXPECT_EQ(json::parse(no_key->body)["error"]["type"], "authentication_error");
+  const auto wrong = c.Get("/v1/models", {{"Authorization", "Bearer nope"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  const auto right = c.Get("/v1/models", {{"Authorization", "Bearer sesame"}});
+  ASSERT_TRUE(right);
+  EXPECT_EQ(right->status, 200);
+  const auto health = c.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+}  // namespace
+}  // namespace blockq::serve
