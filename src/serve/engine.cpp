@@ -2,6 +2,7 @@
 #include "serve/engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include <fmt/format.h>
@@ -81,8 +82,13 @@ Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std:
   o.cached_tokens = uint32_t(cached_.size());
   const std::span<const model::TokenId> rest = std::span(p.tokens).subspan(cached_.size());
   cached_.clear();  // until the evaluation succeeds
+  using clock = std::chrono::steady_clock;
+  const auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  const auto t0 = clock::now();
   std::span<const float> logits = model_.eval(rest);
   cached_ = p.tokens;
+  const auto t_prompt = clock::now();
+  auto t_first = t_prompt;
 
   const model::SamplerConfig& sc = p.request.sampler;
   model::Sampler host(sc);
@@ -96,7 +102,8 @@ Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std:
     const model::TokenId id = o.gpu_sampled ? model_.next_token() : host.sample(logits);
     host.accept(id);
     taken.push_back(id);
-    if (tok_.is_eog(id)) {
+    if (i == 0) t_first = clock::now();
+    if (!p.request.ignore_eos && tok_.is_eog(id)) {
       o.finish = Finish::Stop;
       break;
     }
@@ -112,6 +119,8 @@ Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std:
     if (!o.gpu_sampled && i + 1 < p.max_tokens) logits = model_.eval(id);
   }
   if (o.gpu_sampled) model_.end_generation();
+  o.prompt_ms = ms(t_prompt - t0);
+  o.generation_ms = ms(clock::now() - t_first);
   // The cache holds every taken token but the last (both samplers).
   if (!taken.empty()) cached_.insert(cached_.end(), taken.begin(), taken.end() - 1);
   if (model_.n_past() != cached_.size()) {  // not expected; never reuse a cache we cannot name

@@ -44,6 +44,14 @@ struct Outcome {
   uint32_t cached_tokens = 0;           // of the prompt, already in the KV cache
   uint32_t completion_tokens = 0;       // sampled, an end-of-generation token included
   bool gpu_sampled = false;
+  // Host times, as `blockq run` reports them: the prompt's evaluation
+  // (what the cache did not hold), then from the first token to the end.
+  double prompt_ms = 0;
+  double generation_ms = 0;
+  // Tokens a second after the first (the first comes with the prompt).
+  double tokens_per_second() const {
+    return completion_tokens > 1 && generation_ms > 0 ? (completion_tokens - 1) * 1e3 / generation_ms : 0.0;
+  }
 };
 
 class Engine {

@@ -180,6 +180,7 @@ GenerationRequest parse_request(Endpoint endpoint, const json& body, const model
   }
   if (const json* v = field(body, "stop")) r.stop = stops(*v);
   if (const json* v = field(body, "stream")) r.stream = boolean(*v, "stream");
+  if (const json* v = field(body, "ignore_eos")) r.ignore_eos = boolean(*v, "ignore_eos");
   if (const json* v = field(body, "stream_options")) {
     if (!v->is_object()) bad("stream_options", "'stream_options' must be an object");
     if (const json* u = field(*v, "include_usage")) r.include_usage = boolean(*u, "stream_options.include_usage");

@@ -44,6 +44,7 @@ struct GenerationRequest {
   std::vector<std::string> stop;              // at most kMaxStops, none empty
   bool stream = false;
   bool include_usage = false;                 // stream_options.include_usage
+  bool ignore_eos = false;                    // llama.cpp's: end-of-generation tokens do not end it
 };
 
 inline constexpr size_t kMaxStops = 16;

@@ -37,7 +37,7 @@ TEST(Request, ChatFieldsOverrideTheDefaults) {
   const json body = json::parse(R"({
     "model": "m", "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "min_p": null,
     "frequency_penalty": 0.5, "presence_penalty": -1, "seed": 9, "stop": ["a", "bc"], "stream": true,
-    "stream_options": {"include_usage": true}, "n": 1, "logprobs": false, "user": "ignored",
+    "stream_options": {"include_usage": true}, "n": 1, "logprobs": false, "user": "ignored", "ignore_eos": true,
     "messages": [{"role": "developer", "content": "be brief"},
                  {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "there"}]}]})");
   const GenerationRequest r = parse_request(Endpoint::Chat, body, defaults());
@@ -59,6 +59,7 @@ TEST(Request, ChatFieldsOverrideTheDefaults) {
   EXPECT_EQ(r.stop, (std::vector<std::string>{"a", "bc"}));
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);
+  EXPECT_TRUE(r.ignore_eos);
 }
 
 TEST(Request, CompletionDefaults) {
@@ -113,6 +114,7 @@ TEST(Request, ErrorsNameTheField) {
   EXPECT_EQ(chat({{"stop", {""}}}), "stop");
   EXPECT_EQ(chat({{"stop", json(std::vector<std::string>(17, "s"))}}), "stop");
   EXPECT_EQ(chat({{"stream", "yes"}}), "stream");
+  EXPECT_EQ(chat({{"ignore_eos", 1}}), "ignore_eos");
   EXPECT_EQ(chat({{"stream_options", {{"include_usage", 1}}}}), "stream_options.include_usage");
 }
 

@@ -1,7 +1,6 @@
 // Server: HTTP routes, OpenAI's response and event shapes, errors as JSON.
 #include "serve/server.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -40,6 +39,15 @@ std::string new_id(Endpoint ep) {
 
 const char* finish_name(Finish f) { return f == Finish::Length ? "length" : "stop"; }
 
+// llama.cpp's "timings" (not OpenAI's): host milliseconds and tokens a second.
+json timings_json(const Outcome& o) {
+  return {{"prompt_n", o.prompt_tokens - o.cached_tokens},
+          {"prompt_ms", o.prompt_ms},
+          {"predicted_n", o.completion_tokens},
+          {"predicted_ms", o.generation_ms},
+          {"predicted_per_second", o.tokens_per_second()}};
+}
+
 json usage_json(const Outcome& o) {
   return {{"prompt_tokens", o.prompt_tokens},
           {"completion_tokens", o.completion_tokens},
@@ -69,6 +77,7 @@ struct Head {
     json j = object("chat.completion");
     j["choices"] = json::array({choice});
     j["usage"] = usage_json(o);
+    j["timings"] = timings_json(o);
     return j;
   }
   // A streamed event: a piece of text, or the end (finish set, no text).
@@ -90,6 +99,7 @@ struct Head {
     json j = object("chat.completion.chunk");
     j["choices"] = json::array();
     j["usage"] = usage_json(o);
+    j["timings"] = timings_json(o);
     return j;
   }
 };
@@ -188,18 +198,18 @@ void Server::routes() {
       }
       auto head = std::make_shared<Head>(
           Head{ep, new_id(ep), int64_t(std::time(nullptr)), engine_.model_id()});
-      auto log = [this, ep](const Outcome& o, double secs) {
+      auto log = [this, ep](const Outcome& o) {
         if (!opt_.log_requests) return;
-        std::fprintf(stderr, "%s: %u prompt tokens (%u cached), %u generated in %.3f s (%.1f tokens/s, %s), %s\n",
-                     path_of(ep), o.prompt_tokens, o.cached_tokens, o.completion_tokens, secs,
-                     secs > 0 ? o.completion_tokens / secs : 0.0, o.gpu_sampled ? "GPU sampler" : "host sampler",
+        std::fprintf(stderr,
+                     "%s: prompt %u tokens (%u cached) in %.1f ms; %u generated in %.1f ms (%.1f tokens/s, %s "
+                     "sampler), %s\n",
+                     path_of(ep), o.prompt_tokens, o.cached_tokens, o.prompt_ms, o.completion_tokens,
+                     o.generation_ms, o.tokens_per_second(), o.gpu_sampled ? "GPU" : "host",
                      o.finish == Finish::Cancelled ? "cancelled" : finish_name(o.finish));
       };
-      using clock = std::chrono::steady_clock;
       if (!p->request.stream) {
-        const auto t0 = clock::now();
         const Outcome o = engine_.generate(*p, [](std::string_view) { return true; });
-        log(o, std::chrono::duration<double>(clock::now() - t0).count());
+        log(o);
         res.set_content(dump(head->response(o)), "application/json");
         return;
       }
@@ -211,7 +221,6 @@ void Server::routes() {
               return sink.write(s.data(), s.size());
             };
             try {
-              const auto t0 = clock::now();
               bool ok = head->ep != Endpoint::Chat || send(head->chunk("", nullptr, true));
               Outcome o;
               if (ok) o = engine_.generate(*p, [&](std::string_view t) { return send(head->chunk(std::string(t))); });
@@ -221,7 +230,7 @@ void Server::routes() {
                 const std::string done = "data: [DONE]\n\n";
                 sink.write(done.data(), done.size());
               }
-              if (ok) log(o, std::chrono::duration<double>(clock::now() - t0).count());
+              if (ok) log(o);
             } catch (const std::exception& e) {
               send(error_json(e.what(), "server_error"));
             }

@@ -130,6 +130,8 @@ TEST(Serve, GreedyChatIsTheHostLoopsText) {
   EXPECT_EQ(j["usage"]["prompt_tokens"], p.tokens.size());
   EXPECT_EQ(j["usage"]["completion_tokens"], n);
   EXPECT_EQ(j["usage"]["total_tokens"], p.tokens.size() + n);
+  EXPECT_EQ(j["timings"]["predicted_n"], n);
+  EXPECT_GT(j["timings"]["prompt_ms"].get<double>(), 0.0);
 }
 
 // The events of a text/event-stream body, "[DONE]" as a string.
