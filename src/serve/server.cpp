@@ -138,8 +138,18 @@ void Server::routes() {
   httplib::Server& h = *http_;
   const int64_t started = int64_t(std::time(nullptr));
 
+  // Browsers may call from any page (a web client of the exported kernels,
+  // say): every answer allows any origin, and a preflight gets the methods
+  // and headers the routes use, without the API key.
+  h.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
+  h.Options(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 204;
+    res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+  });
   h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (opt_.api_key.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (opt_.api_key.empty() || req.path == "/health" || req.method == "OPTIONS")
+      return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + opt_.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 401, "a valid API key is required (Authorization: Bearer KEY)", "authentication_error");

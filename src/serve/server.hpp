@@ -6,7 +6,8 @@
 // Errors are OpenAI's shape, {"error": {"message", "type", "param", "code"}}:
 // 400 for a bad request (naming the field), 401 without the API key when one
 // is set, 404 for an unknown path, 413 for a body over the limit, 500 for a
-// failure of the model or the device.
+// failure of the model or the device. Every answer allows any origin (CORS),
+// and an OPTIONS preflight is answered without the API key.
 #pragma once
 #include <memory>
 #include <string>

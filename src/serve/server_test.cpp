@@ -4,7 +4,8 @@
 // it; the KV cache left by one request serves the next one's common prefix
 // with the same tokens as a fresh cache; a seed repeats a sampled answer (GPU
 // and host samplers); a cancelled generation leaves the engine usable; bad
-// requests get OpenAI-shaped errors naming the field; the API key is enforced.
+// requests get OpenAI-shaped errors naming the field; the API key is
+// enforced, but not on a CORS preflight.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -283,6 +284,13 @@ TEST(Serve, ApiKeyIsRequiredWhenSet) {
   const auto health = c.Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
+  // A browser's preflight needs no key, and answers allow any origin.
+  const auto pre = c.Options("/v1/chat/completions");
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_NE(pre->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  EXPECT_EQ(right->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_EQ(no_key->get_header_value("Access-Control-Allow-Origin"), "*");
 }
 
 }  // namespace
