@@ -31,6 +31,16 @@ Prepared Engine::prepare(GenerationRequest r) const {
   Prepared p;
   if (r.endpoint == Endpoint::Chat) {
     p.tokens = tok_.tokenize(model::apply_chat_template(chat_, r.messages, true), true, true);
+  } else if (!r.prompt_ids.empty()) {
+    const size_t n_vocab = std::min<size_t>(tok_.n_vocab(), model_.config().n_vocab);
+    for (size_t i = 0; i < r.prompt_ids.size(); ++i) {
+      const int64_t id = r.prompt_ids[i];
+      if (id < 0 || uint64_t(id) >= n_vocab) {
+        const std::string name = fmt::format("prompt[{}]", i);
+        throw RequestError(name, fmt::format("'{}': token id {} is outside the vocabulary [0, {})", name, id, n_vocab));
+      }
+      p.tokens.push_back(model::TokenId(id));
+    }
   } else {
     p.tokens = tok_.tokenize(r.prompt, true, false);
     if (p.tokens.empty()) throw RequestError("prompt", "'prompt' gives no tokens");

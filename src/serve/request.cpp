@@ -89,10 +89,24 @@ std::vector<model::ChatMessage> messages(const json& v) {
   return out;
 }
 
-std::string prompt(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_array() && v.size() == 1 && v[0].is_string()) return v[0].get<std::string>();
-  bad("prompt", "'prompt' must be a string (or an array of one string)");
+// A string, an array of one string, token ids, or an array of one array of
+// token ids (OpenAI's forms for one prompt).
+void prompt(const json& v, GenerationRequest& r) {
+  if (v.is_string()) {
+    r.prompt = v.get<std::string>();
+    return;
+  }
+  if (v.is_array() && v.size() == 1 && v[0].is_string()) {
+    r.prompt = v[0].get<std::string>();
+    return;
+  }
+  const json& ids = v.is_array() && v.size() == 1 && v[0].is_array() ? v[0] : v;
+  if (ids.is_array() && !ids.empty() && ids[0].is_number_integer()) {
+    for (size_t i = 0; i < ids.size(); ++i)
+      r.prompt_ids.push_back(integer(ids[i], fmt::format("prompt[{}]", i), 0, std::numeric_limits<int32_t>::max()));
+    return;
+  }
+  bad("prompt", "'prompt' must be a string or token ids (or an array of one of them)");
 }
 
 std::vector<std::string> stops(const json& v) {
@@ -154,7 +168,7 @@ GenerationRequest parse_request(Endpoint endpoint, const json& body, const model
   } else {
     const json* p = field(body, "prompt");
     if (!p) bad("prompt", "'prompt' is missing");
-    r.prompt = prompt(*p);
+    prompt(*p, r);
   }
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
   // max_completion_tokens is the newer name (chat); either may come.

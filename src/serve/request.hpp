@@ -37,7 +37,8 @@ struct GenerationRequest {
   Endpoint endpoint = Endpoint::Chat;
   std::string model;                          // as sent ("" when absent)
   std::vector<model::ChatMessage> messages;   // Chat: at least one
-  std::string prompt;                         // Completion
+  std::string prompt;                         // Completion, as text
+  std::vector<int64_t> prompt_ids;            // or as token ids (checked against the vocabulary later)
   std::optional<uint32_t> max_tokens;         // unset: Completion 16, Chat to the context's end
   model::SamplerConfig sampler;               // the server's defaults, overridden by the request
   bool seeded = false;                        // "seed" was given (else a fresh seed per request)

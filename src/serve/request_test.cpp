@@ -72,6 +72,12 @@ TEST(Request, CompletionDefaults) {
   EXPECT_FALSE(r.stream);
   const GenerationRequest s = parse_request(Endpoint::Completion, {{"prompt", "x"}, {"stop", "\n"}}, defaults());
   EXPECT_EQ(s.stop, std::vector<std::string>{"\n"});
+  const GenerationRequest ids = parse_request(Endpoint::Completion, {{"prompt", {5, 6, 7}}}, defaults());
+  EXPECT_EQ(ids.prompt_ids, (std::vector<int64_t>{5, 6, 7}));
+  EXPECT_TRUE(ids.prompt.empty());
+  const GenerationRequest nested =
+      parse_request(Endpoint::Completion, json::parse(R"({"prompt": [[9, 0]]})"), defaults());
+  EXPECT_EQ(nested.prompt_ids, (std::vector<int64_t>{9, 0}));
   const GenerationRequest m =
       parse_request(Endpoint::Chat, json::parse(R"({"messages": [{"role": "user", "content": "x"}],
         "max_completion_tokens": 5})"), defaults());
@@ -100,6 +106,9 @@ TEST(Request, ErrorsNameTheField) {
   EXPECT_EQ(error_param(Endpoint::Completion, json::object()), "prompt");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", 5}}), "prompt");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", {"a", "b"}}}), "prompt");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", json::array()}}), "prompt");
+  EXPECT_EQ(error_param(Endpoint::Completion, json::parse(R"({"prompt": [4, "x"]})")), "prompt[1]");
+  EXPECT_EQ(error_param(Endpoint::Completion, json::parse(R"({"prompt": [4, -1]})")), "prompt[1]");
   EXPECT_EQ(chat({{"temperature", 3}}), "temperature");
   EXPECT_EQ(chat({{"temperature", "hot"}}), "temperature");
   EXPECT_EQ(chat({{"top_p", 1.5}}), "top_p");

@@ -1,6 +1,7 @@
 // The server over HTTP on the tiny synthetic llama: /health and /v1/models;
 // a greedy chat or completion gives the tokens of a plain host loop over the
-// same prompt tokens, streamed or not; a stop string ends the text before
+// same prompt tokens, streamed or not, or sent as token ids (an id outside
+// the vocabulary is an error); a stop string ends the text before
 // it; the KV cache left by one request serves the next one's common prefix
 // with the same tokens as a fresh cache; a seed repeats a sampled answer (GPU
 // and host samplers); a cancelled generation leaves the engine usable; bad
@@ -192,6 +193,22 @@ TEST(Serve, StopStringEndsTheText) {
   EXPECT_EQ(j["object"], "text_completion");
   EXPECT_EQ(j["choices"][0]["text"], full.substr(0, at)) << "full text '" << full << "', stop '" << stop << "'";
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+}
+
+TEST(Serve, PromptAsTokenIds) {
+  Running& r = shared();
+  const json text = {{"prompt", "Over the hills"}, {"temperature", 0}, {"max_tokens", 6}};
+  const Prepared p = r.engine.prepare(parse_request(Endpoint::Completion, text, {}));
+  json ids = text;
+  ids["prompt"] = p.tokens;
+  const json a = r.post("/v1/completions", text);
+  const json b = r.post("/v1/completions", ids);
+  EXPECT_EQ(b["usage"]["prompt_tokens"], p.tokens.size());
+  EXPECT_EQ(b["choices"][0]["text"], a["choices"][0]["text"]);
+  ids["prompt"] = {1, r.engine.tokenizer().n_vocab()};
+  const json e = r.post("/v1/completions", ids, 400);
+  EXPECT_EQ(e["error"]["param"], "prompt[1]");
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("outside the vocabulary"), std::string::npos) << e.dump();
 }
 
 TEST(Serve, CachedPrefixGivesTheFreshTokens) {
