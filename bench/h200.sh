@@ -559,16 +559,20 @@ if [ "$mode" = gensample ]; then
   # The GPU sampler (session 30): its tests, its plans timed alone, then bench
   # run with the greedy pick on the GPU (a step queued ahead) against the
   # host's pick, alternating twice (the GPU run checks its tokens against the
-  # host sampler's, greedy and with blockq run's defaults), and blockq run's
-  # default sampling on the GPU and on the host.
+  # host sampler's, greedy and with blockq run's defaults, with and without
+  # penalties), and blockq run's default sampling on the GPU and on the host,
+  # with and without penalties.
   [ -z "${GEN_NO_TESTS:-}" ] && {
   timeout 200 $B/test_k_sample > "$OUT/test_sample.log" 2>&1
   echo "test_k_sample exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_sample.log" | tr '\n' ' ')"
   timeout 300 $B/test_model --gtest_filter='-*Oracle*' > "$OUT/test_model.log" 2>&1
   echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
   timeout 200 $B/blockq bench sample --top-k 1,40,256 --chunks ${SAMPLE_CHUNKS:-512,1024,2048} \
-    --wgs ${SAMPLE_WGS:-256,512} --greedy-per ${SAMPLE_PER:-4,8,16,32} > "$OUT/bench_sample.txt" 2>&1
+    --wgs ${SAMPLE_WGS:-256,512} --greedy-per ${SAMPLE_PER:-4,8,16,32} --windows 0 > "$OUT/bench_sample.txt" 2>&1
   echo "bench sample exit $?"; cat "$OUT/bench_sample.txt"
+  # The penalties' dispatch by window (the default plan otherwise).
+  timeout 100 $B/blockq bench sample --top-k 1,40 --windows 0,64,256,1024 > "$OUT/bench_sample_pen.txt" 2>&1
+  echo "bench sample (penalties) exit $?"; cat "$OUT/bench_sample_pen.txt"
   }
   for m in "smollm2-360m q8_0" "llama-3.2-1b q4_0" "llama-3-8b q4_0"; do
     case "$m" in ${GEN_ONLY:-*}) ;; *) continue ;; esac
@@ -587,6 +591,11 @@ if [ "$mode" = gensample ]; then
       timeout 100 $B/blockq run -m "$f" -p "Once upon a time" -n 128 --ignore-eos --seed 3 --sampler $smp \
         > /dev/null 2> "$OUT/gen.err"
       echo "blockq run --sampler $smp: $(grep -o 'generation.*' "$OUT/gen.err")"
+    done
+    for smp in gpu host gpu host; do  # with penalties (on the GPU since session 34)
+      timeout 100 $B/blockq run -m "$f" -p "Once upon a time" -n 128 --ignore-eos --seed 3 --sampler $smp \
+        --repeat-penalty 1.1 --frequency-penalty 0.1 --presence-penalty 0.1 > /dev/null 2> "$OUT/gen.err"
+      echo "blockq run --sampler $smp, penalties: $(grep -o 'generation.*' "$OUT/gen.err")"
     done
   done
 fi

@@ -40,7 +40,8 @@ struct BenchRunArgs {
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // The GPU sampler's tokens against the host sampler's from the same prompt
-// and seed, greedy and with blockq run's default sampling.
+// and seed: greedy, blockq run's default sampling, and both with penalties
+// over the last 64 tokens (the prompt's included).
 void check_sampler(model::GpuModel& m, const std::vector<model::TokenId>& prompt, uint32_t n) {
   model::SamplerConfig def;
   def.temperature = 0.8f;
@@ -48,18 +49,27 @@ void check_sampler(model::GpuModel& m, const std::vector<model::TokenId>& prompt
   def.top_p = 0.95f;
   def.min_p = 0.05f;
   def.seed = 3;
-  for (const model::SamplerConfig& sc : {model::SamplerConfig{}, def}) {
+  model::SamplerConfig pen_greedy, pen_def = def;
+  for (model::SamplerConfig* c : {&pen_greedy, &pen_def}) {
+    c->repeat_penalty = 1.3f;
+    c->frequency_penalty = 0.2f;
+    c->presence_penalty = 0.2f;
+    c->repeat_last_n = 64;
+  }
+  for (const model::SamplerConfig& sc : {model::SamplerConfig{}, def, pen_greedy, pen_def}) {
     m.reset();
     m.eval(std::span<const model::TokenId>(prompt));
-    m.begin_generation(sc, n);
+    m.begin_generation(sc, n, prompt);
     std::vector<model::TokenId> gpu(n), host(n);
     for (auto& t : gpu) t = m.next_token();
     m.end_generation();
     m.reset();
     model::Sampler s(sc);
+    s.accept(prompt);
     std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
     for (uint32_t i = 0; i < n; ++i) {
       host[i] = s.sample(logits);
+      s.accept(host[i]);
       if (i + 1 < n) logits = m.eval(host[i]);
     }
     const auto diff = std::mismatch(gpu.begin(), gpu.end(), host.begin());
@@ -67,7 +77,9 @@ void check_sampler(model::GpuModel& m, const std::vector<model::TokenId>& prompt
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     fmt::print("sampler    {}: {} tokens ({} distinct) on the GPU, {}\n",
-               sc.temperature > 0 ? "temperature 0.8, top-k 40, top-p 0.95, min-p 0.05" : "greedy", n,
+               std::string(sc.temperature > 0 ? "temperature 0.8, top-k 40, top-p 0.95, min-p 0.05" : "greedy") +
+                   (model::penalties_on(sc) ? ", penalties 1.3/0.2/0.2 over 64" : ""),
+               n,
                distinct.size(),
                diff.first == gpu.end() ? std::string("the same as the host sampler's")
                                        : fmt::format("first differing from the host sampler's at token {} ({} against {})",

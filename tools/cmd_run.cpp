@@ -88,7 +88,7 @@ void run(const RunArgs& a, const GlobalOptions& g) {
   const auto t0 = clock::now();
   std::span<const float> logits = m.eval(std::span<const model::TokenId>(prompt));
   const auto t_prompt = clock::now();
-  if (on_gpu && a.n > 0) m.begin_generation(sc, uint32_t(a.n));
+  if (on_gpu && a.n > 0) m.begin_generation(sc, uint32_t(a.n), prompt);
   int generated = 0;
   clock::time_point t_first = t_prompt;
   for (int i = 0; i < a.n; ++i) {

@@ -29,6 +29,9 @@ struct SamplerArgs {
   float top_p = 0.95f;
   float min_p = 0.05f;
   float repeat_penalty = 1.0f;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  int repeat_last_n = 64;
   model::SamplerConfig config() const {
     model::SamplerConfig c;
     c.temperature = temp;
@@ -36,18 +39,33 @@ struct SamplerArgs {
     c.top_p = top_p;
     c.min_p = min_p;
     c.repeat_penalty = repeat_penalty;
+    c.frequency_penalty = frequency_penalty;
+    c.presence_penalty = presence_penalty;
+    c.repeat_last_n = repeat_last_n;
     return c;
   }
 };
 
-// --temp, --top-k, --top-p, --min-p, --repeat-penalty; `prefix` opens each
-// description ("Default " for serve, whose requests may set their own).
+// --temp, --top-k, --top-p, --min-p, --repeat-penalty, --frequency-penalty,
+// --presence-penalty, --repeat-last-n; `prefix` opens each description
+// ("Default " for serve, whose requests may set their own).
 inline void add_sampler_options(CLI::App* cmd, SamplerArgs& a, const std::string& prefix = "") {
   cmd->add_option("--temp", a.temp, prefix + "temperature (<= 0: greedy)")->capture_default_str();
   cmd->add_option("--top-k", a.top_k, prefix + "top-k (<= 0: off)")->capture_default_str();
   cmd->add_option("--top-p", a.top_p, prefix + "top-p (>= 1: off)")->capture_default_str();
   cmd->add_option("--min-p", a.min_p, prefix + "min-p (<= 0: off)")->capture_default_str();
   cmd->add_option("--repeat-penalty", a.repeat_penalty, prefix + "repetition penalty (1: off)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--frequency-penalty", a.frequency_penalty,
+                  prefix + "frequency penalty, subtracted per occurrence of a token in the window (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--presence-penalty", a.presence_penalty,
+                  prefix + "presence penalty, subtracted once from a token in the window (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--repeat-last-n", a.repeat_last_n,
+                  prefix + "penalty window: the recent tokens the penalties look at (0: off)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }
 

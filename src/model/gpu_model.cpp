@@ -347,14 +347,17 @@ void GpuModel::prepare_generation(const SamplerConfig& cfg) {
   BQ_CHECK(!m.gen.on, "prepare_generation() while generating: end_generation() first");
   const std::string why = gpu_sampling_unsupported(cfg);
   BQ_CHECK(why.empty(), "the GPU sampler cannot take these settings: {}", why);
+  BQ_CHECK(cfg.repeat_penalty > 0.0f, "repeat_penalty {} must be positive", cfg.repeat_penalty);
   const uint32_t k = cfg.temperature <= 0.0f ? 1 : std::min<uint32_t>(uint32_t(cfg.top_k), m.cfg.n_vocab);
-  if (!m.gen.sampler || m.gen.sampler.plan().pick.k != k)
-    m.gen.sampler = sample::GpuSampler(*m.ctx, m.cfg.n_vocab, k, m.logits);
+  sample::Options o;
+  o.penalty_window = penalties_on(cfg) ? uint32_t(cfg.repeat_last_n) : 0;
+  if (!m.gen.sampler || m.gen.sampler.plan().pick.k != k || m.gen.sampler.plan().penalty.k != o.penalty_window)
+    m.gen.sampler = sample::GpuSampler(*m.ctx, m.cfg.n_vocab, k, m.logits, o);
   for (int i = 0; i < 2; ++i)
     if (!m.gen.tokens[i]) m.gen.tokens[i] = m.ctx->create_buffer(4, gpu::kReadback, fmt::format("generated token {}", i));
 }
 
-void GpuModel::begin_generation(const SamplerConfig& cfg, uint32_t max_tokens) {
+void GpuModel::begin_generation(const SamplerConfig& cfg, uint32_t max_tokens, std::span<const TokenId> history) {
   Impl& m = *impl_;
   BQ_CHECK(!m.gen.on, "begin_generation() while generating: end_generation() first");
   BQ_CHECK(m.n_past > 0, "begin_generation() samples the logits of an eval(): evaluate a prompt first");
@@ -362,6 +365,18 @@ void GpuModel::begin_generation(const SamplerConfig& cfg, uint32_t max_tokens) {
   m.unmap_logits();
   m.ahead.clear();
   m.gen.sampler.set(*m.ctx, {});
+  // The penalties' window: history token j in slot j % w (its last w), the
+  // generated token s copied by its step into slot (history + s) % w, over
+  // the oldest (Impl::Generation).
+  const uint32_t w = m.gen.sampler.plan().penalty.k;
+  if (w > 0) {
+    std::vector<uint32_t> ring(w, sample::kNoToken);
+    for (size_t j = history.size() > w ? history.size() - w : 0; j < history.size(); ++j)
+      ring[j % w] = history[j] < 0 ? sample::kNoToken : uint32_t(history[j]);  // ids past the vocabulary are skipped
+    m.gen.sampler.set_recent(*m.ctx, ring);
+    m.gen.sampler.set_penalties(*m.ctx, {cfg.repeat_penalty, cfg.frequency_penalty, cfg.presence_penalty});
+    m.gen.slot0 = uint32_t(history.size() % w);
+  }
   m.gen.cfg = cfg;
   m.gen.rng.seed(cfg.seed);
   m.gen.p0 = m.n_past;
@@ -376,7 +391,9 @@ void GpuModel::Impl::submit_generation_step() {
   const uint32_t s = gen.submitted;
   if (gen.cfg.temperature > 0.0f)
     gen.sampler.set(*ctx, {gen.cfg.temperature, gen.cfg.top_p, gen.cfg.min_p, float(uniform_draw(gen.rng))});
-  StepSel sel{.vi = 0, .readback = false, .sample = true, .token_slot = s % 2};
+  const uint32_t w = gen.sampler.plan().penalty.k;
+  StepSel sel{.vi = 0, .readback = false, .sample = true, .token_slot = s % 2,
+              .recent_slot = w ? (gen.slot0 + s) % w : 0};
   if (s == 0) {  // the sampler alone, on the logits of the eval before
     sel.only = KernelFamily::Sample;
     sel.layer0 = uint32_t(layers.size());

@@ -189,19 +189,23 @@ class GpuModel {
   // step s's token and the GPU does not wait for the host between tokens.
   //   begin_generation: the first token comes from the current logits (of
   //     the last eval); at most max_tokens tokens, and no step past the cache.
-  //     cfg must pass gpu_sampling_unsupported (greedy, or top-k in 1..256,
-  //     no penalties); the draws come from std::mt19937_64(cfg.seed) as
-  //     Sampler's do, so the tokens are the host sampler's except where a
-  //     draw falls within float rounding of a boundary (the GPU sums in f32).
+  //     cfg must pass gpu_sampling_unsupported (greedy, or top-k in 1..256;
+  //     penalties over at most 1024 tokens); the draws come from
+  //     std::mt19937_64(cfg.seed) as Sampler's do, so the tokens are the
+  //     host sampler's except where a draw falls within float rounding of a
+  //     boundary (the GPU sums in f32). `history`: the tokens accepted before
+  //     (the prompt, as Sampler::accept had them), whose last repeat_last_n
+  //     the penalties start from; each generated token joins them on the GPU.
   //   next_token: the next token; the step that evaluates it is queued first.
   //   end_generation: waits for the queued steps; then the KV cache holds
   //     every taken token but the last, as a loop of Sampler::sample and
   //     eval(token) leaves it (n_past), and no logits are kept: eval(the last
   //     token) goes on from there.
   // eval() and set_inputs() throw between begin and end; reset() ends it.
-  void begin_generation(const SamplerConfig& cfg, uint32_t max_tokens);
+  void begin_generation(const SamplerConfig& cfg, uint32_t max_tokens, std::span<const TokenId> history = {});
   // Makes the GPU sampler for cfg (compiles its kernels) before a
-  // begin_generation with the same top-k, which would otherwise make it.
+  // begin_generation with the same top-k and window, which would otherwise
+  // make it.
   void prepare_generation(const SamplerConfig& cfg);
   TokenId next_token();
   void end_generation();

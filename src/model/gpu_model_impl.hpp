@@ -140,7 +140,8 @@ struct GpuModel::Impl {
   // samples the logits of the eval before; step s >= 1 evaluates token s - 1
   // (its id copied into ids by step s - 1) at position p0 + s - 1 and samples
   // token s. Each step copies its token into tokens[s % 2], which the host
-  // maps once the step after it is queued.
+  // maps once the step after it is queued. With penalties, each step also
+  // copies its token into slot (slot0 + s) % W of the sampler's window.
   struct Generation {
     bool on = false;
     SamplerConfig cfg;
@@ -148,6 +149,7 @@ struct GpuModel::Impl {
     sample::GpuSampler sampler;  // kept after the end (record() times it)
     gpu::Buffer tokens[2];       // [1] u32 each, mappable
     uint32_t p0 = 0, max_tokens = 0, submitted = 0, taken = 0;
+    uint32_t slot0 = 0;  // the window's slot of token 0: history tokens % W
   } gen;
   void submit_generation_step();
 
@@ -175,9 +177,11 @@ struct GpuModel::Impl {
     bool readback = true;
     uint32_t layer0 = 0, layer1 = UINT32_MAX;
     // The GPU sampler after the lm_head (when gen.sampler is made), its token
-    // copied into ids and into gen.tokens[token_slot].
+    // copied into ids, into gen.tokens[token_slot] and, with penalties, into
+    // slot recent_slot of the sampler's window.
     bool sample = false;
     uint32_t token_slot = 0;
+    uint32_t recent_slot = 0;
   };
   void record_step(gpu::Recorder& r, const StepSel& sel) const;
   // The whole step (sel's layer range ignored) as one command buffer per

@@ -312,6 +312,7 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
     m.gen.sampler.record(r);
     r.copy(m.gen.sampler.result(), 0, m.ids, 0, 4);  // the next step's token
     r.copy(m.gen.sampler.result(), 0, m.gen.tokens[sel.token_slot], 0, 4);
+    if (m.gen.sampler.recent()) r.copy(m.gen.sampler.result(), 0, m.gen.sampler.recent(), 4 * sel.recent_slot, 4);
   }
   if (sel.readback && on(KernelFamily::Readback)) r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
 }

@@ -135,9 +135,14 @@ void apply_temperature(std::vector<Candidate>& c, float t) {
   for (Candidate& x : c) x.logit /= t;
 }
 
+bool penalties_on(const SamplerConfig& c) {
+  return c.repeat_last_n > 0 && (c.repeat_penalty != 1.0f || c.frequency_penalty != 0.0f || c.presence_penalty != 0.0f);
+}
+
 std::string gpu_sampling_unsupported(const SamplerConfig& c) {
-  if (c.repeat_penalty != 1.0f || c.frequency_penalty != 0.0f || c.presence_penalty != 0.0f)
-    return "the repetition penalties run on the host sampler";
+  if (penalties_on(c) && uint32_t(c.repeat_last_n) > sample::kMaxPenaltyWindow)
+    return fmt::format("repeat_last_n {} is above the GPU sampler's window of {}", c.repeat_last_n,
+                       sample::kMaxPenaltyWindow);
   if (c.temperature <= 0.0f) return {};
   if (c.top_k <= 0) return "top-k off (the whole vocabulary) runs on the host sampler";
   if (uint32_t(c.top_k) > sample::kMaxTopK)

@@ -62,8 +62,13 @@ void softmax(std::vector<Candidate>& c);  // sorts, sets p
 // token, and so does the GPU sampler (GpuModel::begin_generation).
 inline double uniform_draw(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
 
+// Whether the penalties change anything: a window (repeat_last_n > 0) and
+// a penalty that is not neutral.
+bool penalties_on(const SamplerConfig& cfg);
+
 // Why `cfg` cannot be sampled on the GPU (kernels/sample), or empty when it
-// can: greedy, or top-k in 1..sample::kMaxTopK, without penalties.
+// can: greedy, or top-k in 1..sample::kMaxTopK; penalties over a window of
+// at most sample::kMaxPenaltyWindow tokens.
 std::string gpu_sampling_unsupported(const SamplerConfig& cfg);
 
 class Sampler {

@@ -104,7 +104,7 @@ Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std:
   model::Sampler host(sc);
   host.accept(p.tokens);
   o.gpu_sampled = opt_.gpu_sampler && model::gpu_sampling_unsupported(sc).empty();
-  if (o.gpu_sampled) model_.begin_generation(sc, p.max_tokens);
+  if (o.gpu_sampled) model_.begin_generation(sc, p.max_tokens, p.tokens);
   TextStream ts(p.request.stop);
   std::vector<model::TokenId> taken;
   o.finish = Finish::Length;

@@ -1,6 +1,6 @@
 // The server over HTTP on the tiny synthetic llama: /health and /v1/models;
 // a greedy chat or completion gives the tokens of a plain host loop over the
-// same prompt tokens, streamed or not, or sent as token ids (an id outside
+// same prompt tokens (with penalties too), streamed or not, or sent as token ids (an id outside
 // the vocabulary is an error); a stop string ends the text before
 // it; the KV cache left by one request serves the next one's common prefix
 // with the same tokens as a fresh cache; a seed repeats a sampled answer (GPU
@@ -9,6 +9,7 @@
 // enforced, but not on a CORS preflight.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include <httplib.h>
@@ -78,23 +79,35 @@ Running& shared() {
   return r;
 }
 
-// Greedy tokens of a plain host loop from the prompt tokens, as text (the
-// end-of-generation token ends it, unsent), and how many were sampled.
-std::pair<std::string, uint32_t> host_greedy(const std::vector<model::TokenId>& prompt, uint32_t n) {
+// Greedy tokens of a plain host loop from the prompt tokens (with `sc`'s
+// penalties, the prompt among the recent tokens), up to the
+// end-of-generation token or n.
+std::vector<model::TokenId> host_ids(const std::vector<model::TokenId>& prompt, uint32_t n,
+                                     const model::SamplerConfig& sc = {}) {
   model::GpuModel m(testing_support::test_context(), file(), engine_options().model);
   const model::Tokenizer tok(model::from_gguf(file()));
-  model::Sampler s(model::SamplerConfig{});  // temperature 0: greedy
+  model::Sampler s(sc);  // temperature 0: greedy
+  s.accept(prompt);
   std::span<const float> logits = m.eval(prompt);
-  std::string text;
-  uint32_t i = 0;
-  while (i < n) {
-    const model::TokenId id = s.sample(logits);
-    ++i;
-    if (tok.is_eog(id)) break;
-    text += tok.token_to_piece(id, false);
-    if (i < n) logits = m.eval(id);
+  std::vector<model::TokenId> out;
+  while (out.size() < n) {
+    out.push_back(s.sample(logits));
+    s.accept(out.back());
+    if (tok.is_eog(out.back())) break;
+    if (out.size() < n) logits = m.eval(out.back());
   }
-  return {text, i};
+  return out;
+}
+
+// host_ids as text (the end-of-generation token unsent), and how many were sampled.
+std::pair<std::string, uint32_t> host_greedy(const std::vector<model::TokenId>& prompt, uint32_t n,
+                                             const model::SamplerConfig& sc = {}) {
+  const model::Tokenizer tok(model::from_gguf(file()));
+  const std::vector<model::TokenId> ids = host_ids(prompt, n, sc);
+  std::string text;
+  for (const model::TokenId id : ids)
+    if (!tok.is_eog(id)) text += tok.token_to_piece(id, false);
+  return {text, uint32_t(ids.size())};
 }
 
 const json kChat = {{"messages", {{{"role", "system"}, {"content", "You are terse."}},
@@ -134,6 +147,37 @@ TEST(Serve, GreedyChatIsTheHostLoopsText) {
   EXPECT_EQ(j["usage"]["total_tokens"], p.tokens.size() + n);
   EXPECT_EQ(j["timings"]["predicted_n"], n);
   EXPECT_GT(j["timings"]["prompt_ms"].get<double>(), 0.0);
+}
+
+// With penalties (sampled on the GPU, the prompt among the recent tokens):
+// the host loop's text with them. The prompt ends where the plain greedy
+// continuation repeats one of its tokens, so that the first token already
+// depends on the prompt's share of the window.
+TEST(Serve, PenaltiesGiveTheHostLoopsText) {
+  Running& r = shared();
+  std::vector<model::TokenId> prompt = {5, 77, 300, 41, 9};
+  const std::vector<model::TokenId> plain = host_ids(prompt, 16);
+  size_t i = 0;
+  while (i < plain.size() && std::find(prompt.begin(), prompt.end(), plain[i]) == prompt.end())
+    prompt.push_back(plain[i++]);
+  ASSERT_LT(i, plain.size()) << "the plain greedy tokens repeat none of the prompt's or their own";
+  json body = {{"prompt", prompt},
+               {"temperature", 0},
+               {"max_tokens", 12},
+               {"repeat_penalty", 1.5},
+               {"presence_penalty", 0.5},
+               {"frequency_penalty", 0.25},
+               {"repeat_last_n", 8}};
+  const GenerationRequest req = parse_request(Endpoint::Completion, body, {});
+  ASSERT_TRUE(model::gpu_sampling_unsupported(req.sampler).empty());
+  const std::vector<model::TokenId> want_ids = host_ids(prompt, 12, req.sampler);
+  ASSERT_NE(want_ids[0], plain[i]) << "the penalties left the repeated token first";
+  const auto [want, n] = host_greedy(prompt, 12, req.sampler);
+  const json j = r.post("/v1/completions", body);
+  // Bytes that are not UTF-8 went out as U+FFFD.
+  const json sent = json::parse(json(want).dump(-1, ' ', false, json::error_handler_t::replace));
+  EXPECT_EQ(j["choices"][0]["text"], sent);
+  EXPECT_EQ(j["usage"]["completion_tokens"], n);
 }
 
 // The events of a text/event-stream body, "[DONE]" as a string.
@@ -231,7 +275,9 @@ TEST(Serve, CachedPrefixGivesTheFreshTokens) {
 
 TEST(Serve, SeedRepeatsSampledText) {
   Running& r = shared();
-  for (const json& extra : {json{{"top_k", 20}}, json{{"top_k", 20}, {"frequency_penalty", 0.5}}}) {
+  // The GPU sampler, with and without penalties; the host's (top-k off).
+  for (const json& extra : {json{{"top_k", 20}}, json{{"top_k", 20}, {"frequency_penalty", 0.5}},
+                            json{{"top_k", 0}, {"frequency_penalty", 0.5}}}) {
     json body = {{"prompt", "Once"}, {"temperature", 1.0}, {"max_tokens", 12}, {"seed", 1234}};
     body.update(extra);
     const json a = r.post("/v1/completions", body);

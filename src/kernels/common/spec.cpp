@@ -24,6 +24,7 @@ std::string_view op_name(Op op) {
     case Op::QuantX: return "xquant";
     case Op::SampleTopK: return "sample_topk";
     case Op::SamplePick: return "sample_pick";
+    case Op::SamplePenalty: return "sample_penalty";
   }
   return "?";
 }

@@ -1,7 +1,8 @@
 // The sample family's registry entry: the contract cases of blockq.Sample
-// (contract/*.json) run natively against the twin (token and ids exactly)
-// and float64 (the drawn probability), benched, and exported as a replayable
-// Program (the rounds and the pick).
+// (contract/*.json) run natively against the twin (token and ids exactly,
+// penalised logits within rounding) and float64 (the drawn probability),
+// benched, and exported as a replayable Program (the penalties, the rounds
+// and the pick).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -22,13 +23,26 @@ using kernels::CaseResult;
 
 constexpr uint32_t kPoison = 0x7fc0deadu;  // outputs never written show
 
-// A case's logits [n], top-k, draw parameters and plan options.
+// A case's logits [n], top-k, draw parameters and plan options; with
+// `recent` [W] the penalties (o.penalty_window W).
 struct Case {
   std::vector<float> logits;
   uint32_t k = 1;
   Params prm;
   Options o;
+  std::vector<uint32_t> recent;  // -1 read as kNoToken
+  Penalties pen;
+  // The logits the rounds see: after the twin's penalties, if any.
+  std::vector<float> penalized() const {
+    std::vector<float> v = logits;
+    if (!recent.empty()) twin::penalize(v, recent, pen);
+    return v;
+  }
 };
+
+// The penalised logits may differ from the twin's by a GPU's rounding of a
+// division and a fused multiply-add (a few ulp): normwise relative.
+constexpr double kPenaltyTolerance = 1e-6;
 
 Case make_case(const std::string& name, const contract::json& opt,
                const std::map<std::string, contract::TensorInit>& inputs) {
@@ -42,6 +56,15 @@ Case make_case(const std::string& name, const contract::json& opt,
   c.prm = {opt.value("temperature", 0.0f), opt.value("top_p", 1.0f), opt.value("min_p", 0.0f), opt.value("u", 0.5f)};
   c.o.max_chunk = opt.value("chunk", 1024u);
   c.o.max_wg = opt.value("workgroup_size", 512u);
+  c.pen = {opt.value("repeat_penalty", 1.0f), opt.value("frequency_penalty", 0.0f),
+           opt.value("presence_penalty", 0.0f)};
+  if (inputs.count("recent")) {
+    const contract::HostTensor r = contract::materialize(inputs.at("recent"), fmt::format("case {}: input recent", name));
+    BQ_CHECK(r.shape.size() == 1 && r.numel() > 0, "case {}: recent must be [W], W >= 1", name);
+    for (const int32_t id : r.as<int32_t>()) c.recent.push_back(id < 0 ? kNoToken : uint32_t(id));
+    c.o.penalty_window = uint32_t(std::min<size_t>(c.recent.size(), UINT32_MAX));
+    BQ_CHECK(c.pen.repeat > 0.0f, "case {}: repeat_penalty {} must be positive", name, c.pen.repeat);
+  }
   return c;
 }
 
@@ -60,11 +83,17 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc) {
     const GpuSampler s(ctx, n, c.k, lb, c.o);
     ctx.upload<uint32_t>(s.result(), std::vector<uint32_t>(c.k + 2, kPoison));
     s.set(ctx, c.prm);
+    if (!c.recent.empty()) {
+      s.set_recent(ctx, c.recent);
+      s.set_penalties(ctx, c.pen);
+    }
     gpu::Recorder rec(ctx, "sample.case");
     s.record(rec);
     rec.submit();
     const std::vector<uint32_t> w = ctx.download<uint32_t>(s.result());
-    const twin::Pick want = twin::pick(c.logits, c.k, c.prm);
+    const std::vector<float> pl_twin = c.penalized();
+    const twin::Pick want = twin::pick(pl_twin, c.k, c.prm);
+    const double pen_err = c.recent.empty() ? 0.0 : kernels::max_rel(ctx.download<float>(lb), pl_twin);
     const std::vector<float> got(w.begin(), w.begin() + c.k + 1);
     const float p = std::bit_cast<float>(w[c.k + 1]);
     CaseResult r;
@@ -73,10 +102,13 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc) {
     r.max_rel_vs_ref = w[c.k + 1] == kPoison ? INFINITY : std::abs(double(p) - want.p_ref) / want.p_ref;
     r.tol_twin = tc.tolerance.vs_twin;
     r.tol_ref = tc.tolerance.vs_ref;
-    r.pass = r.max_rel_vs_twin <= r.tol_twin && r.max_rel_vs_ref <= r.tol_ref;
+    r.pass = r.max_rel_vs_twin <= r.tol_twin && r.max_rel_vs_ref <= r.tol_ref && pen_err <= kPenaltyTolerance;
     const Plan& pl = s.plan();
     r.detail = fmt::format("{} logits, top-{}: token {} (twin {}), p {:.6g}, {} round(s), a pick of {}", n, c.k, w[0],
                            want.token, p, pl.rounds.size(), pl.pick.n);
+    if (!c.recent.empty())
+      r.detail += fmt::format("; penalties over a window of {}: logits rel err vs twin {:.2g} (at most {:.0e})",
+                              c.recent.size(), pen_err, kPenaltyTolerance);
     if (c.prm.temperature > 0) r.detail += fmt::format("; the draw's margin {:.2g}", want.margin);
     return r;
   });
@@ -88,6 +120,10 @@ BenchRow bench(gpu::Context& ctx, const contract::BenchCase& bc) {
   const gpu::Buffer lb = ctx.storage<float>(c.logits, "sample.logits");
   const GpuSampler s(ctx, n, c.k, lb, c.o);
   s.set(ctx, c.prm);
+  if (!c.recent.empty()) {
+    s.set_recent(ctx, c.recent);
+    s.set_penalties(ctx, c.pen);
+  }
   BenchRow row = kernels::time_body(ctx, bc.samples, [&](gpu::Recorder& r) { s.record(r); });
   row.name = bc.name;
   row.bytes = uint64_t{n} * 4;
@@ -96,6 +132,7 @@ BenchRow bench(gpu::Context& ctx, const contract::BenchCase& bc) {
   row.detail = fmt::format("{} round(s) of chunks of {} (wg {}), a pick of {}", pl.rounds.size(),
                            pl.rounds.empty() ? 0 : pl.rounds[0].tile, pl.rounds.empty() ? pl.pick.wg : pl.rounds[0].wg,
                            pl.pick.n);
+  if (pl.penalty.k) row.detail = fmt::format("penalties over {} (wg {}), ", pl.penalty.k, pl.penalty.wg) + row.detail;
   return row;
 }
 
@@ -117,20 +154,27 @@ kernels::Program program(const gpu::Context& ctx, const contract::TestCase& tc) 
   const uint32_t br = add("result", uint64_t{c.k + 2} * 4, nullptr, 0, kPoison);
   const uint32_t bc[2] = {add("candidates0", candidate_bytes(pl), nullptr, 0, kPoison),
                           add("candidates1", candidate_bytes(pl), nullptr, 0, kPoison)};
+  if (pl.penalty.k) {
+    const float pen[3] = {c.pen.repeat, c.pen.frequency, c.pen.presence};
+    const uint32_t bw = add("recent", c.recent.size() * 4, c.recent.data(), c.recent.size() * 4);
+    const uint32_t bpen = add("penalties", sizeof(pen), pen, sizeof(pen));
+    prog.kernels.push_back({pl.penalty.key(), wgsl(pl.penalty), pl.penalty.wg});
+    prog.dispatches.push_back({uint32_t(prog.kernels.size() - 1), {bl, bw, bpen}, {1, 1, 1}});
+  }
   uint32_t src = bl;
   for (size_t r = 0; r < pl.rounds.size(); ++r) {
     prog.kernels.push_back({pl.rounds[r].key(), wgsl(pl.rounds[r]), pl.rounds[r].wg});
-    prog.dispatches.push_back({uint32_t(r), {src, bc[r % 2]}, {pl.groups(r), 1, 1}});
+    prog.dispatches.push_back({uint32_t(prog.kernels.size() - 1), {src, bc[r % 2]}, {pl.groups(r), 1, 1}});
     src = bc[r % 2];
   }
   prog.kernels.push_back({pl.pick.key(), wgsl(pl.pick), pl.pick.wg});
-  prog.dispatches.push_back({uint32_t(pl.rounds.size()), {src, bp, br}, {1, 1, 1}});
+  prog.dispatches.push_back({uint32_t(prog.kernels.size() - 1), {src, bp, br}, {1, 1, 1}});
   kernels::ProgramOutput po;
   po.name = "result";
   po.buffer = br;
   po.dtype = "uint32";
   po.shape = {int64_t{c.k} + 1};  // the token and the ids; the probability is checked natively
-  po.expected = expected(twin::pick(c.logits, c.k, c.prm));
+  po.expected = expected(twin::pick(c.penalized(), c.k, c.prm));
   po.tolerance = tc.tolerance.vs_twin;
   prog.outputs.push_back(std::move(po));
   return prog;

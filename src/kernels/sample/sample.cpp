@@ -1,5 +1,5 @@
-// Planning, generation and binding of the GPU sampler (topk.wgsl rounds, then
-// pick.wgsl; sample.hpp gives the steps).
+// Planning, generation and binding of the GPU sampler (penalty.wgsl with a
+// window, topk.wgsl rounds, then pick.wgsl; sample.hpp gives the steps).
 #include "kernels/sample/sample.hpp"
 
 #include <algorithm>
@@ -89,12 +89,32 @@ Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Optio
   p.pick.tile = 2;  // the pairs it selects from: a power of two >= max(n, 2)
   while (p.pick.tile < count) p.pick.tile *= 2;
   p.pick.wg = std::min(p.pick.wg, p.pick.tile / 2);
+  const uint32_t w = o.penalty_window;
+  BQ_CHECK(w <= kMaxPenaltyWindow, "sampler: a penalty window of {} tokens; the GPU sampler takes at most {}", w,
+           kMaxPenaltyWindow);
+  if (w > 0) {
+    p.penalty = base;
+    p.penalty.op = Op::SamplePenalty;
+    p.penalty.n = n_vocab;
+    p.penalty.k = w;
+    p.penalty.tile = w;
+    p.penalty.wg = 1;  // a power of two, at most the window's
+    while (p.penalty.wg * 2 <= std::min({std::bit_ceil(w), o.max_wg, lim.maxComputeInvocationsPerWorkgroup,
+                                         lim.maxComputeWorkgroupSizeX}))
+      p.penalty.wg *= 2;
+  }
   return p;
 }
 
 std::string wgsl(const KernelSpec& spec) {
-  BQ_CHECK(spec.op == Op::SampleTopK || spec.op == Op::SamplePick, "sampler: spec {} is not a sampler's",
-           spec.key());
+  BQ_CHECK(spec.op == Op::SampleTopK || spec.op == Op::SamplePick || spec.op == Op::SamplePenalty,
+           "sampler: spec {} is not a sampler's", spec.key());
+  if (spec.op == Op::SamplePenalty)
+    return Template(wgsl_file("kernels/sample/penalty.wgsl"), spec.key())
+        .set_u("N", spec.n)
+        .set_u("R", spec.k)
+        .set_u("WG", spec.wg)
+        .render();
   const bool pick = spec.op == Op::SamplePick;
   return Template(wgsl_file(pick ? "kernels/sample/pick.wgsl" : "kernels/sample/topk.wgsl"), spec.key())
       .set("SRC_T", spec.variant ? "vec2<u32>" : "u32")
@@ -136,6 +156,27 @@ GpuSampler::GpuSampler(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k
   }
   kernels_.push_back(compile(plan_.pick));
   groups_.push_back(ctx.bind(*kernels_.back(), {{src}, {&params_}, {&result_}}));
+  if (plan_.penalty.k > 0) {
+    recent_ = ctx.create_buffer(uint64_t{plan_.penalty.k} * 4, gpu::kStorage, "sampler.recent");
+    penalty_params_ = ctx.create_buffer(sizeof(Penalties), gpu::kStorage, "sampler.penalties");
+    penalty_ = compile(plan_.penalty);
+    penalty_group_ = ctx.bind(*penalty_, {{&logits}, {&recent_}, {&penalty_params_}});
+    set_recent(ctx, std::vector<uint32_t>(plan_.penalty.k, kNoToken));
+    set_penalties(ctx, {});
+  }
+}
+
+void GpuSampler::set_penalties(const gpu::Context& ctx, const Penalties& p) const {
+  BQ_ASSERT(penalty_, "sampler: penalties set on a sampler planned without a window");
+  const float v[3] = {p.repeat, p.frequency, p.presence};
+  ctx.upload<float>(penalty_params_, std::span<const float>(v, 3));
+}
+
+void GpuSampler::set_recent(const gpu::Context& ctx, std::span<const uint32_t> ids) const {
+  BQ_ASSERT(penalty_, "sampler: a window set on a sampler planned without one");
+  BQ_CHECK(ids.size() == plan_.penalty.k, "sampler: a window of {} ids for a sampler planned with {}", ids.size(),
+           plan_.penalty.k);
+  ctx.upload<uint32_t>(recent_, ids);
 }
 
 void GpuSampler::set(const gpu::Context& ctx, const Params& p) const {
@@ -146,6 +187,7 @@ void GpuSampler::set(const gpu::Context& ctx, const Params& p) const {
 void GpuSampler::record(gpu::Recorder& rec, int only) const {
   BQ_ASSERT(!kernels_.empty(), "sampler: recorded before it was made");
   const int n = int(plan_.rounds.size());
+  if (penalty_ && (only < 0 || only == n + 1)) rec.dispatch(*penalty_, penalty_group_, {1, 1, 1});
   for (int r = 0; r < n; ++r)
     if (only < 0 || only == r) rec.dispatch(*kernels_[r], groups_[r], {plan_.groups(r), 1, 1});
   if (only < 0 || only == n) rec.dispatch(*kernels_.back(), groups_.back(), {1, 1, 1});

@@ -1,6 +1,9 @@
 // Next-token sampling on the GPU, from the logits [n_vocab] f32 where the
 // lm_head left them, so that a decode step can feed its token to the next
 // step without the host (model/gpu_model.hpp's generation):
+//   penalties (penalty.wgsl, when a window is planned): llama.cpp's
+//     repetition penalties in place on the logits, for the ids of a window
+//     [W] of recent tokens that the caller keeps on the GPU;
 //   rounds (topk.wgsl): the input cut into chunks of CHUNK, each cut to its
 //     best K (key, id) pairs in rank order by bitonic networks in workgroup
 //     memory (bitonic.wgsl), until at most CHUNK candidates are left
@@ -14,6 +17,7 @@
 // host's double sums only where u lies within float rounding of a boundary.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,11 @@
 namespace blockq::sample {
 
 inline constexpr uint32_t kMaxTopK = 256;   // the largest K (<= CHUNK / 4, so each round shrinks 4x)
+// The largest penalty window W: the kernel compares each slot with every
+// other (W^2 / WG compares of workgroup memory per invocation).
+inline constexpr uint32_t kMaxPenaltyWindow = 1024;
+// An empty slot of the window (any id >= n_vocab is skipped).
+inline constexpr uint32_t kNoToken = 0xffffffffu;
 
 // The largest chunk and workgroup to plan (the adapter's workgroup storage
 // and invocation limits may cut them; a chunk below 4 K grows to it).
@@ -37,6 +46,9 @@ struct Options {
   // or workgroups took 14 to 25.
   uint32_t greedy_per_invocation = 4;
   uint32_t greedy_max_wg = 256;
+  // The penalties' window W of recent ids (1..kMaxPenaltyWindow); 0: no
+  // penalty dispatch.
+  uint32_t penalty_window = 0;
 };
 
 // The key whose unsigned order is rank order: -0 as +0, NaN below -inf (0).
@@ -50,20 +62,30 @@ struct Params {
   float u = 0;            // the draw, uniform in [0, 1)
 };
 
+// What the penalty dispatch reads besides the window: [3] f32.
+struct Penalties {
+  float repeat = 1;     // a seen id's logit divided by it when positive, multiplied when not
+  float frequency = 0;  // subtracted once per occurrence in the window
+  float presence = 0;   // subtracted once if the id occurs
+};
+
 // Round specs: op SampleTopK, n = input elements, k = K, tile = CHUNK (K 1:
 // wg x greedy_per_invocation), wg,
 // variant 0: the input is the logits (f32 bits), 1: (key, id) pairs. The pick:
 // op SamplePick, n = candidates (<= CHUNK), the same k, wg and variant
 // meaning, tile = the power of two >= n it selects from. CHUNK and WG come from the
-// adapter's workgroup storage and invocation limits.
+// adapter's workgroup storage and invocation limits. The penalties: op
+// SamplePenalty, n = n_vocab, k = W, wg (k 0: none), one workgroup.
 struct Plan {
+  KernelSpec penalty;
   std::vector<KernelSpec> rounds;
   KernelSpec pick;
   uint32_t groups(size_t r) const;  // workgroups of round r: ceil(n / CHUNK)
 };
-// Throws blockq::Error for top_k outside 1..min(kMaxTopK, n_vocab).
+// Throws blockq::Error for top_k outside 1..min(kMaxTopK, n_vocab), or a
+// penalty window above kMaxPenaltyWindow.
 Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Options& o = {});
-std::string wgsl(const KernelSpec& spec);  // a round's or the pick's
+std::string wgsl(const KernelSpec& spec);  // a round's, the pick's or the penalties'
 // Bytes of each of the two candidate buffers the rounds alternate between.
 uint64_t candidate_bytes(const Plan& p);
 
@@ -77,10 +99,18 @@ class GpuSampler {
   GpuSampler(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const gpu::Buffer& logits,
              const Options& o = {});
   void set(const gpu::Context& ctx, const Params& p) const;
-  // Every dispatch, or only dispatch `only` (0 .. rounds - 1, then the pick; for benchmarks).
+  // With a penalty window: the penalties, and the window's ids [W] (in any
+  // order; kNoToken or any id >= n_vocab for an empty slot). The caller may
+  // also copy ids into recent() on the queue (the model copies each drawn
+  // token over the oldest slot).
+  void set_penalties(const gpu::Context& ctx, const Penalties& p) const;
+  void set_recent(const gpu::Context& ctx, std::span<const uint32_t> ids) const;
+  // Every dispatch, or only dispatch `only` (for benchmarks): 0 .. rounds - 1
+  // the rounds, rounds the pick, rounds + 1 the penalties.
   void record(gpu::Recorder& rec, int only = -1) const;
   // [K + 2] u32: the token, the top-K ids in rank order, the token's probability (f32 bits).
   const gpu::Buffer& result() const { return result_; }
+  const gpu::Buffer& recent() const { return recent_; }  // [W] u32 (empty without a window)
   const Plan& plan() const { return plan_; }
   explicit operator bool() const { return bool(result_); }
 
@@ -89,6 +119,9 @@ class GpuSampler {
   std::vector<const gpu::Kernel*> kernels_;  // the rounds', then the pick's
   std::vector<gpu::BindGroup> groups_;
   gpu::Buffer cand_[2], params_, result_;
+  const gpu::Kernel* penalty_ = nullptr;  // with a window
+  gpu::BindGroup penalty_group_;
+  gpu::Buffer recent_, penalty_params_;
 };
 
 }  // namespace blockq::sample

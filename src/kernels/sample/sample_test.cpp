@@ -2,7 +2,9 @@
 // top-K ids in rank order exactly, the greedy token exactly, and draws equal
 // except within the twin's margin of a boundary; the picked probability
 // against the twin and float64. Logits are random with ties, -0 and +0, NaN
-// and -inf among them; the result is poisoned first. Also rank_key's order,
+// and -inf among them; the result is poisoned first. The penalties against
+// the twin's on such logits, for windows with repeats, empty slots and ids
+// past the vocabulary. Also rank_key's order,
 // the plan's rounds and its errors, and the contract's cases run and
 // replayed as exported Programs.
 #include "kernels/sample/sample.hpp"
@@ -193,6 +195,112 @@ TEST(SampleDraw, SameTokensAsTwinExceptAtBoundaries) {
   EXPECT_LE(differ, 1);
   EXPECT_LT(worst_twin, 1e-5);
   EXPECT_LT(worst_ref, 1e-5);
+}
+
+struct PenCase {
+  uint32_t n, k, window, chunk;
+  float temperature;
+};
+
+class SamplePenalty : public ::testing::TestWithParam<PenCase> {};
+
+// The penalties (penalty.wgsl) on random logits with NaN, -inf and signed
+// zeros, for a window holding repeats, empty slots, ids past the vocabulary
+// and the best logits' ids: logits outside the window untouched bit for bit,
+// the others the twin's within rounding; then the top-K ids and the token of
+// the twin's penalised logits.
+TEST_P(SamplePenalty, SameAsTwin) {
+  const PenCase c = GetParam();
+  gpu::Context& ctx = testing_support::test_context();
+  const std::vector<float> v = logits_for(c.n, c.n + c.window, true);
+  std::mt19937 rng(c.window);
+  std::vector<uint32_t> recent(c.window);
+  // Ids from a small range (so they repeat) and from the whole vocabulary,
+  // empty slots, ids past it; the 3 best logits' ids in the first slots.
+  for (uint32_t& id : recent) {
+    const uint32_t r = rng() % 10;
+    id = r < 5 ? rng() % std::min(c.n, 50u) : r < 8 ? rng() % c.n : r < 9 ? kNoToken : c.n + rng() % 7;
+  }
+  std::vector<uint32_t> order(c.n);
+  for (uint32_t i = 0; i < c.n; ++i) order[i] = i;
+  std::partial_sort(order.begin(), order.begin() + 3, order.end(),
+                    [&](uint32_t a, uint32_t b) { return rank_key(v[a]) > rank_key(v[b]); });
+  for (uint32_t i = 0; i < std::min(3u, c.window); ++i) recent[i] = order[i];
+  const Penalties pen{1.5f, 0.25f, 0.5f};
+  std::vector<float> want_l = v;
+  twin::penalize(want_l, recent, pen);
+
+  const gpu::Buffer lb = ctx.storage<float>(v, "logits");
+  Options o{c.chunk};
+  o.penalty_window = c.window;
+  const GpuSampler s(ctx, c.n, c.k, lb, o);
+  ASSERT_EQ(s.plan().penalty.k, c.window);
+  s.set_recent(ctx, recent);
+  s.set_penalties(ctx, pen);
+  const Params prm{c.temperature, 0.95f, 0.02f, 0.43f};
+  const Got g = run(ctx, s, prm, c.k);
+  const std::vector<float> got_l = ctx.download<float>(lb);
+  std::vector<bool> in_window(c.n, false);
+  for (uint32_t id : recent)
+    if (id < c.n) in_window[id] = true;
+  int changed = 0, untouched_bad = 0;
+  double worst = 0;
+  for (uint32_t i = 0; i < c.n; ++i) {
+    const float a = got_l[i], b = want_l[i];
+    if (!in_window[i]) {
+      untouched_bad += std::bit_cast<uint32_t>(a) != std::bit_cast<uint32_t>(v[i]);
+      continue;
+    }
+    changed += std::bit_cast<uint32_t>(a) != std::bit_cast<uint32_t>(v[i]);
+    if (std::isnan(b) || std::isinf(b)) {
+      EXPECT_TRUE(std::isnan(b) ? std::isnan(a) : a == b) << "logit " << i << ": " << a << " against " << b;
+      continue;
+    }
+    worst = std::max(worst, double(std::abs(a - b)) / std::max(std::abs(double(b)), 1e-30));
+  }
+  EXPECT_EQ(untouched_bad, 0) << "logits outside the window changed";
+  EXPECT_GT(changed, 0);
+  EXPECT_LT(worst, 1e-6) << "penalised logits against the twin";
+  const twin::Pick want = twin::pick(want_l, c.k, prm);
+  EXPECT_EQ(g.top, want.top);
+  if (g.token != want.token) {
+    EXPECT_LT(want.margin, 1e-5) << "token " << g.token << " against " << want.token;
+  }
+  // The best logits' ids were penalised: greedy, the token is another.
+  const twin::Pick plain = twin::pick(v, c.k, prm);
+  if (c.temperature <= 0.0f) {
+    EXPECT_NE(g.token, plain.token);
+  }
+  fmt::print("{} logits, window {} (wg {}), top-{}: {} logits penalised, rel err vs twin {:.2g}; token {} "
+             "(twin {}, {} without penalties)\n",
+             c.n, c.window, s.plan().penalty.wg, c.k, changed, worst, g.token, want.token, plain.token);
+}
+
+INSTANTIATE_TEST_SUITE_P(Windows, SamplePenalty,
+                         ::testing::Values(PenCase{3000, 1, 64, 1024, 0.0f},    // greedy, one chunk
+                                           PenCase{20000, 1, 5, 64, 0.0f},      // greedy, two rounds
+                                           PenCase{5000, 40, 1024, 1024, 0.8f},  // the largest window
+                                           PenCase{3001, 16, 300, 64, 1.3f},    // three rounds
+                                           PenCase{700, 40, 1, 1024, 1.0f}));   // a window of one
+
+TEST(SamplePenaltyPlan, FromTheLimits) {
+  gpu::Context& ctx = testing_support::test_context();
+  Options o;
+  o.penalty_window = 64;
+  const Plan p = plan(ctx, 128256, 40, o);
+  EXPECT_EQ(p.penalty.op, Op::SamplePenalty);
+  EXPECT_EQ(p.penalty.n, 128256u);
+  EXPECT_EQ(p.penalty.k, 64u);
+  EXPECT_LE(p.penalty.wg, 64u);
+  EXPECT_LE(p.penalty.wg, ctx.limits().maxComputeInvocationsPerWorkgroup);
+  EXPECT_EQ(plan(ctx, 128256, 40).penalty.k, 0u);  // no window: no dispatch
+  o.penalty_window = kMaxPenaltyWindow + 1;
+  try {
+    plan(ctx, 128256, 40, o);
+    ADD_FAILURE() << "a window of " << o.penalty_window << " planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("penalty window"), std::string::npos) << e.what();
+  }
 }
 
 // Every case of the blockq.Sample contract passes natively (under this

@@ -1,5 +1,6 @@
-// The GPU sampler's twin (twin.hpp): pick.wgsl's f32 arithmetic, statement
-// for statement, on the K best candidates in rank order.
+// The GPU sampler's twin (twin.hpp): penalty.wgsl's slots, and pick.wgsl's
+// f32 arithmetic statement for statement on the K best candidates in rank
+// order.
 #include "kernels/sample/twin.hpp"
 
 #include <algorithm>
@@ -87,6 +88,24 @@ Pick pick(std::span<const float> logits, uint32_t top_k, const Params& prm) {
   out.token = idx[at];
   out.p = p;
   return out;
+}
+
+void penalize(std::span<float> logits, std::span<const uint32_t> recent, const Penalties& p) {
+  const size_t w = recent.size();
+  for (size_t i = 0; i < w; ++i) {
+    const uint32_t id = recent[i];
+    uint32_t count = 0;
+    bool first = id < logits.size();
+    for (size_t j = 0; j < w && first; ++j)
+      if (recent[j] == id) {
+        first = j >= i;
+        ++count;
+      }
+    if (!first) continue;
+    float l = logits[id];
+    l = l <= 0.0f ? l * p.repeat : l / p.repeat;
+    logits[id] = l - (float(count) * p.frequency + p.presence);
+  }
 }
 
 }  // namespace blockq::sample::twin

@@ -1,7 +1,8 @@
-// The GPU sampler's CPU twin: the same top-K selection (exact: rank order is
-// total, so the chunked rounds give the K best in rank order) and the same
-// f32 pick in the same order as pick.wgsl; plus a float64 reference of the
-// picked token's probability, and how close the pick came to a boundary.
+// The GPU sampler's CPU twin: the penalties slot by slot as penalty.wgsl;
+// the same top-K selection (exact: rank order is total, so the chunked
+// rounds give the K best in rank order) and the same f32 pick in the same
+// order as pick.wgsl; plus a float64 reference of the picked token's
+// probability, and how close the pick came to a boundary.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -25,5 +26,11 @@ struct Pick {
 
 // logits [n]; top_k in 1..min(kMaxTopK, n).
 Pick pick(std::span<const float> logits, uint32_t top_k, const Params& p);
+
+// penalty.wgsl on logits [n] in place, for the window recent [W] (ids >= n
+// skipped): each distinct id once, by its first slot, with its count. Ids
+// and counts are exact; the logits may differ from a GPU's by the rounding
+// of its division (WGSL allows 2.5 ulp) and of a fused multiply-add.
+void penalize(std::span<float> logits, std::span<const uint32_t> recent, const Penalties& p);
 
 }  // namespace blockq::sample::twin
