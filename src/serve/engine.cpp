@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 
 #include <fmt/format.h>
@@ -20,6 +21,41 @@ model::ChatFormat chat_format_of(const gguf::GgufFile& file, const model::Tokeni
 }
 
 }  // namespace
+
+TokenLogprob token_logprob(std::span<const float> logits, model::TokenId id, uint32_t top) {
+  BQ_CHECK(id >= 0 && size_t(id) < logits.size(), "token {} outside the logits [0, {})", id, logits.size());
+  float mx = -INFINITY;
+  for (const float l : logits)
+    if (l > mx) mx = l;
+  double sum = 0;
+  for (const float l : logits) sum += std::exp(double(l) - double(mx));
+  const double lse = double(mx) + std::log(sum);
+  TokenLogprob t;
+  t.id = id;
+  t.logprob = float(double(logits[size_t(id)]) - lse);
+  // The `top` best by a heap of them, the worst on top.
+  const size_t k = std::min<size_t>(top, logits.size());
+  auto before = [&](model::TokenId a, model::TokenId b) {  // rank order: a ranks before b
+    const float la = logits[size_t(a)], lb = logits[size_t(b)];
+    if (std::isnan(la) != std::isnan(lb)) return std::isnan(lb);
+    return la > lb || (!(la < lb) && a < b);
+  };
+  std::vector<model::TokenId> best;
+  for (size_t i = 0; i < logits.size() && k > 0; ++i) {
+    const auto c = model::TokenId(i);
+    if (best.size() < k) {
+      best.push_back(c);
+      std::push_heap(best.begin(), best.end(), before);
+    } else if (before(c, best.front())) {
+      std::pop_heap(best.begin(), best.end(), before);
+      best.back() = c;
+      std::push_heap(best.begin(), best.end(), before);
+    }
+  }
+  std::sort(best.begin(), best.end(), before);
+  for (const model::TokenId b : best) t.top.push_back({b, {}, float(double(logits[size_t(b)]) - lse)});
+  return t;
+}
 
 Engine::Engine(const gpu::Context& ctx, gguf::GgufFile file, EngineOptions opt)
     : opt_(std::move(opt)),
@@ -62,7 +98,7 @@ Prepared Engine::prepare(GenerationRequest r) const {
   return p;
 }
 
-Outcome Engine::generate(const Prepared& p, const std::function<bool(std::string_view)>& on_text) {
+Outcome Engine::generate(const Prepared& p, const OnText& on_text) {
   std::lock_guard lock(mu_);
   try {
     return generate_locked(p, on_text);
@@ -77,7 +113,7 @@ Outcome Engine::generate(const Prepared& p, const std::function<bool(std::string
   }
 }
 
-Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std::string_view)>& on_text) {
+Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
   Outcome o;
   o.prompt_tokens = uint32_t(p.tokens.size());
   // Keep the cache's longest common prefix with the prompt, short of the
@@ -103,10 +139,23 @@ Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std:
   const model::SamplerConfig& sc = p.request.sampler;
   model::Sampler host(sc);
   host.accept(p.tokens);
-  o.gpu_sampled = opt_.gpu_sampler && model::gpu_sampling_unsupported(sc).empty();
+  const std::optional<uint32_t> want_lp = p.request.logprobs;
+  o.gpu_sampled = !want_lp && opt_.gpu_sampler && model::gpu_sampling_unsupported(sc).empty();
   if (o.gpu_sampled) model_.begin_generation(sc, p.max_tokens, p.tokens);
   TextStream ts(p.request.stop);
   std::vector<model::TokenId> taken;
+  // With logprobs: one per token pushed to the text; those before `given`
+  // went out. Each goes with the piece that sends its first byte (`all`: the
+  // rest, at the end without a stop string).
+  std::vector<TokenLogprob>& lps = o.logprobs;
+  size_t given = 0, raw = 0;
+  auto deliver = [&](const std::string& out, bool all) {
+    size_t e = given;
+    while (e < lps.size() && (all || lps[e].offset < ts.sent().size())) ++e;
+    const std::span<const TokenLogprob> part(lps.data() + given, e - given);
+    given = e;
+    return (out.empty() && part.empty()) || on_text(out, part);
+  };
   o.finish = Finish::Length;
   for (uint32_t i = 0; i < p.max_tokens; ++i) {
     const model::TokenId id = o.gpu_sampled ? model_.next_token() : host.sample(logits);
@@ -117,8 +166,16 @@ Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std:
       o.finish = Finish::Stop;
       break;
     }
-    const std::string out = ts.push(tok_.token_to_piece(id, false));
-    if (!out.empty() && !on_text(out)) {
+    const std::string piece = tok_.token_to_piece(id, false);
+    if (want_lp) {
+      TokenLogprob lp = token_logprob(logits, id, *want_lp);
+      lp.piece = piece;
+      lp.offset = raw;
+      for (TokenLogprob::Alt& a : lp.top) a.piece = tok_.token_to_piece(a.id, false);
+      lps.push_back(std::move(lp));
+    }
+    raw += piece.size();
+    if (!deliver(ts.push(piece), false)) {
       o.finish = Finish::Cancelled;
       break;
     }
@@ -138,9 +195,10 @@ Outcome Engine::generate_locked(const Prepared& p, const std::function<bool(std:
     cached_.clear();
   }
   if (o.finish != Finish::Cancelled) {
-    const std::string rest_text = ts.finish();
-    if (!rest_text.empty() && !on_text(rest_text)) o.finish = Finish::Cancelled;
+    const bool stopped = ts.stopped();  // by a stop string: its tokens are not sent
+    if (!deliver(ts.finish(), !stopped)) o.finish = Finish::Cancelled;
   }
+  lps.resize(given);
   o.text = ts.sent();
   o.completion_tokens = uint32_t(taken.size());
   return o;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,27 @@ struct Prepared {
 
 enum class Finish { Stop, Length, Cancelled };
 
+// A generated token's log probability: log softmax of the model's logits
+// over the whole vocabulary, before penalties and temperature (as
+// llama.cpp's server reports them), with the most likely alternatives.
+struct TokenLogprob {
+  struct Alt {
+    model::TokenId id;
+    std::string piece;
+    float logprob;
+  };
+  model::TokenId id = 0;
+  std::string piece;   // its text (bytes; may cut a UTF-8 sequence)
+  float logprob = 0;
+  size_t offset = 0;   // where its text starts in the generated text
+  std::vector<Alt> top;  // the `top` best in rank order (higher logit first, lower id on a tie)
+};
+
+// logits [n_vocab]: the log probability of `id` and the `top` best tokens
+// (log-sum-exp in double). `piece`, `offset` and the alternatives' pieces
+// are left empty.
+TokenLogprob token_logprob(std::span<const float> logits, model::TokenId id, uint32_t top);
+
 struct Outcome {
   std::string text;                     // everything sent
   Finish finish = Finish::Stop;
@@ -44,6 +66,9 @@ struct Outcome {
   uint32_t cached_tokens = 0;           // of the prompt, already in the KV cache
   uint32_t completion_tokens = 0;       // sampled, an end-of-generation token included
   bool gpu_sampled = false;
+  // With request.logprobs: one per token whose text was sent, in order (an
+  // ending end-of-generation token and the tokens of a stop string have none).
+  std::vector<TokenLogprob> logprobs;
   // Host times, as `blockq run` reports them: the prompt's evaluation
   // (what the cache did not hold), then from the first token to the end.
   double prompt_ms = 0;
@@ -67,13 +92,17 @@ class Engine {
   // with at least one token to generate.
   Prepared prepare(GenerationRequest r) const;
   // Generates. on_text gets each piece of text as it becomes safe to send
-  // (UTF-8 complete, not part of a stop string); returning false cancels.
+  // (UTF-8 complete, not part of a stop string), with the log probabilities
+  // of the tokens whose text starts in it (request.logprobs; a token with
+  // empty text goes with the next piece, or the last); returning false
+  // cancels. Requests with logprobs sample on the host (it reads the logits).
   // Requests wait for each other. A failure (e.g. a lost device) throws
   // blockq::Error and leaves the cache empty.
-  Outcome generate(const Prepared& p, const std::function<bool(std::string_view)>& on_text);
+  using OnText = std::function<bool(std::string_view text, std::span<const TokenLogprob> logprobs)>;
+  Outcome generate(const Prepared& p, const OnText& on_text);
 
  private:
-  Outcome generate_locked(const Prepared& p, const std::function<bool(std::string_view)>& on_text);
+  Outcome generate_locked(const Prepared& p, const OnText& on_text);
 
   EngineOptions opt_;
   model::Tokenizer tok_;

@@ -130,12 +130,6 @@ void refuse_unsupported(const json& body, Endpoint ep) {
   if (const json* n = field(body, "n"); n && integer(*n, "n", 1, 1024) != 1) bad("n", "'n': only 1 choice is supported");
   if (const json* b = field(body, "best_of"); b && integer(*b, "best_of", 1, 1024) != 1)
     bad("best_of", "'best_of': only 1 is supported");
-  if (const json* l = field(body, "logprobs")) {
-    const bool on = l->is_boolean() ? l->get<bool>() : !(l->is_number_integer() && l->get<int64_t>() == 0);
-    if (on) bad("logprobs", "'logprobs' is not supported");
-  }
-  if (const json* t = field(body, "top_logprobs"); t && !(t->is_number_integer() && t->get<int64_t>() == 0))
-    bad("top_logprobs", "'top_logprobs' is not supported");
   if (const json* e = field(body, "echo"); e && boolean(*e, "echo")) bad("echo", "'echo' is not supported");
   if (const json* s = field(body, "suffix"); s && !(s->is_string() && s->get<std::string>().empty()))
     bad("suffix", "'suffix' is not supported");
@@ -150,6 +144,23 @@ void refuse_unsupported(const json& body, Endpoint ep) {
       bad("response_format", "'response_format': only {\"type\": \"text\"} is supported");
   }
   (void)ep;
+}
+
+// Chat: "logprobs" true or false, "top_logprobs" 0..kMaxTopLogprobs with it.
+// Completion: "logprobs" an integer 0..kMaxTopLogprobs (the alternatives).
+std::optional<uint32_t> logprobs(const json& body, Endpoint ep) {
+  const json* l = field(body, "logprobs");
+  const json* t = field(body, "top_logprobs");
+  const int64_t most = kMaxTopLogprobs;
+  if (ep == Endpoint::Completion) {
+    if (t) bad("top_logprobs", "'top_logprobs' is a chat field; completions take 'logprobs' as a count");
+    if (!l) return std::nullopt;
+    return uint32_t(integer(*l, "logprobs", 0, most));
+  }
+  const bool on = l && boolean(*l, "logprobs");
+  if (t && !on) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  if (!on) return std::nullopt;
+  return t ? uint32_t(integer(*t, "top_logprobs", 0, most)) : 0u;
 }
 
 }  // namespace
@@ -195,6 +206,7 @@ GenerationRequest parse_request(Endpoint endpoint, const json& body, const model
   if (const json* v = field(body, "stop")) r.stop = stops(*v);
   if (const json* v = field(body, "stream")) r.stream = boolean(*v, "stream");
   if (const json* v = field(body, "ignore_eos")) r.ignore_eos = boolean(*v, "ignore_eos");
+  r.logprobs = logprobs(body, endpoint);
   if (const json* v = field(body, "stream_options")) {
     if (!v->is_object()) bad("stream_options", "'stream_options' must be an object");
     if (const json* u = field(*v, "include_usage")) r.include_usage = boolean(*u, "stream_options.include_usage");

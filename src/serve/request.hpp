@@ -1,7 +1,7 @@
 // OpenAI-style generation requests (/v1/chat/completions, /v1/completions):
 // the JSON body checked field by field into a GenerationRequest. A field of
 // the wrong type or range, or one whose meaning blockq does not implement
-// (n > 1, logprobs, tools, ...), is a RequestError naming the field, so a
+// (n > 1, echo, tools, ...), is a RequestError naming the field, so a
 // client never gets a silently different answer. Unknown fields are ignored.
 #pragma once
 #include <cstdint>
@@ -46,7 +46,13 @@ struct GenerationRequest {
   bool stream = false;
   bool include_usage = false;                 // stream_options.include_usage
   bool ignore_eos = false;                    // llama.cpp's: end-of-generation tokens do not end it
+  // Log probabilities of the generated tokens, with this many most likely
+  // alternatives each (chat: "logprobs": true and "top_logprobs"; completion:
+  // "logprobs": N); unset: none.
+  std::optional<uint32_t> logprobs;
 };
+
+inline constexpr uint32_t kMaxTopLogprobs = 20;  // OpenAI's chat limit
 
 inline constexpr size_t kMaxStops = 16;
 inline constexpr uint32_t kCompletionDefaultMaxTokens = 16;  // OpenAI's for /v1/completions

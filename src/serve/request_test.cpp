@@ -127,6 +127,38 @@ TEST(Request, ErrorsNameTheField) {
   EXPECT_EQ(chat({{"stream_options", {{"include_usage", 1}}}}), "stream_options.include_usage");
 }
 
+TEST(Request, Logprobs) {
+  const json user = json::parse(R"([{"role": "user", "content": "x"}])");
+  auto chat = [&](json extra) {
+    extra["messages"] = user;
+    return parse_request(Endpoint::Chat, extra, {}).logprobs;
+  };
+  auto completion = [&](json extra) {
+    extra["prompt"] = "x";
+    return parse_request(Endpoint::Completion, extra, {}).logprobs;
+  };
+  EXPECT_FALSE(chat(json::object()));
+  EXPECT_FALSE(chat({{"logprobs", false}}));
+  EXPECT_EQ(chat({{"logprobs", true}}), 0u);
+  EXPECT_EQ(chat({{"logprobs", true}, {"top_logprobs", 5}}), 5u);
+  EXPECT_EQ(chat({{"logprobs", true}, {"top_logprobs", nullptr}}), 0u);
+  EXPECT_FALSE(completion(json::object()));
+  EXPECT_EQ(completion({{"logprobs", 0}}), 0u);
+  EXPECT_EQ(completion({{"logprobs", 3}}), 3u);
+  // Errors name the field.
+  auto chat_err = [&](json extra) {
+    extra["messages"] = user;
+    return error_param(Endpoint::Chat, extra);
+  };
+  EXPECT_EQ(chat_err({{"top_logprobs", 3}}), "top_logprobs");  // without logprobs
+  EXPECT_EQ(chat_err({{"logprobs", false}, {"top_logprobs", 1}}), "top_logprobs");
+  EXPECT_EQ(chat_err({{"logprobs", true}, {"top_logprobs", 21}}), "top_logprobs");
+  EXPECT_EQ(chat_err({{"logprobs", 2}}), "logprobs");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logprobs", true}}), "logprobs");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logprobs", 21}}), "logprobs");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"top_logprobs", 2}}), "top_logprobs");
+}
+
 TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
   const json user = json::parse(R"([{"role": "user", "content": "x"}])");
   auto chat = [&](json extra) {
@@ -134,8 +166,6 @@ TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
     return error_param(Endpoint::Chat, extra);
   };
   EXPECT_EQ(chat({{"n", 2}}), "n");
-  EXPECT_EQ(chat({{"logprobs", true}}), "logprobs");
-  EXPECT_EQ(chat({{"top_logprobs", 3}}), "top_logprobs");
   EXPECT_EQ(chat({{"logit_bias", {{"15", 2}}}}), "logit_bias");
   EXPECT_EQ(chat({{"tools", {{{"type", "function"}}}}}), "tools");
   EXPECT_EQ(chat({{"tool_choice", "auto"}}), "tool_choice");
@@ -143,7 +173,6 @@ TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"echo", true}}), "echo");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"best_of", 3}}), "best_of");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"suffix", "y"}}), "suffix");
-  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logprobs", 2}}), "logprobs");
   // What asks for nothing passes.
   EXPECT_EQ(chat({{"n", 1}, {"logprobs", false}, {"logit_bias", json::object()}, {"tools", json::array()},
                   {"tool_choice", "none"}, {"response_format", {{"type", "text"}}}}),

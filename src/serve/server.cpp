@@ -2,6 +2,7 @@
 #include "serve/server.hpp"
 
 #include <cstdio>
+#include <span>
 #include <ctime>
 #include <random>
 
@@ -55,12 +56,49 @@ json usage_json(const Outcome& o) {
           {"prompt_tokens_details", {{"cached_tokens", o.cached_tokens}}}};
 }
 
+// A token's text as OpenAI sends it (bytes that are not UTF-8 as U+FFFD when
+// dumped) and its bytes.
+json bytes_json(const std::string& piece) {
+  json b = json::array();
+  for (const char c : piece) b.push_back(int(static_cast<unsigned char>(c)));
+  return b;
+}
+
+// The "logprobs" of a choice or chunk: chat's {"content": [...]} or the
+// legacy completion's parallel arrays; null when the request asked for none.
+json logprobs_json(Endpoint ep, bool wanted, std::span<const TokenLogprob> lps) {
+  if (!wanted) return nullptr;
+  if (ep == Endpoint::Chat) {
+    json content = json::array();
+    for (const TokenLogprob& t : lps) {
+      json top = json::array();
+      for (const TokenLogprob::Alt& a : t.top)
+        top.push_back({{"token", a.piece}, {"logprob", a.logprob}, {"bytes", bytes_json(a.piece)}});
+      content.push_back(
+          {{"token", t.piece}, {"logprob", t.logprob}, {"bytes", bytes_json(t.piece)}, {"top_logprobs", top}});
+    }
+    return {{"content", content}, {"refusal", nullptr}};
+  }
+  json tokens = json::array(), token_lps = json::array(), tops = json::array(), offsets = json::array();
+  for (const TokenLogprob& t : lps) {
+    tokens.push_back(t.piece);
+    token_lps.push_back(t.logprob);
+    json top = json::object();
+    for (const TokenLogprob::Alt& a : t.top)
+      if (!top.contains(a.piece)) top[a.piece] = a.logprob;  // pieces may repeat: the likelier stays
+    tops.push_back(top);
+    offsets.push_back(t.offset);
+  }
+  return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+}
+
 // What every response and event of one request shares.
 struct Head {
   Endpoint ep;
   std::string id;
   int64_t created;
   std::string model;
+  bool logprobs = false;  // the request asked for them
 
   json object(const char* chat_kind) const {
     return {{"id", id},
@@ -69,7 +107,8 @@ struct Head {
             {"model", model}};
   }
   json response(const Outcome& o) const {
-    json choice = {{"index", 0}, {"finish_reason", finish_name(o.finish)}, {"logprobs", nullptr}};
+    json choice = {
+        {"index", 0}, {"finish_reason", finish_name(o.finish)}, {"logprobs", logprobs_json(ep, logprobs, o.logprobs)}};
     if (ep == Endpoint::Chat)
       choice["message"] = {{"role", "assistant"}, {"content", o.text}};
     else
@@ -80,9 +119,13 @@ struct Head {
     j["timings"] = timings_json(o);
     return j;
   }
-  // A streamed event: a piece of text, or the end (finish set, no text).
-  json chunk(const std::string& text, const char* finish = nullptr, bool first = false) const {
-    json choice = {{"index", 0}, {"finish_reason", finish ? json(finish) : json(nullptr)}, {"logprobs", nullptr}};
+  // A streamed event: a piece of text and its tokens' log probabilities,
+  // or the end (finish set, no text).
+  json chunk(const std::string& text, const char* finish = nullptr, bool first = false,
+             std::span<const TokenLogprob> lps = {}) const {
+    json choice = {{"index", 0},
+                   {"finish_reason", finish ? json(finish) : json(nullptr)},
+                   {"logprobs", logprobs_json(ep, logprobs && !finish && !first, lps)}};
     if (ep == Endpoint::Chat) {
       json delta = json::object();
       if (first) delta["role"] = "assistant";
@@ -206,8 +249,8 @@ void Server::routes() {
         send_error(res, 400, e.what(), "invalid_request_error");
         return;
       }
-      auto head = std::make_shared<Head>(
-          Head{ep, new_id(ep), int64_t(std::time(nullptr)), engine_.model_id()});
+      auto head = std::make_shared<Head>(Head{ep, new_id(ep), int64_t(std::time(nullptr)), engine_.model_id(),
+                                              p->request.logprobs.has_value()});
       auto log = [this, ep](const Outcome& o) {
         if (!opt_.log_requests) return;
         std::fprintf(stderr,
@@ -218,7 +261,7 @@ void Server::routes() {
                      o.finish == Finish::Cancelled ? "cancelled" : finish_name(o.finish));
       };
       if (!p->request.stream) {
-        const Outcome o = engine_.generate(*p, [](std::string_view) { return true; });
+        const Outcome o = engine_.generate(*p, [](std::string_view, std::span<const TokenLogprob>) { return true; });
         log(o);
         res.set_content(dump(head->response(o)), "application/json");
         return;
@@ -233,7 +276,10 @@ void Server::routes() {
             try {
               bool ok = head->ep != Endpoint::Chat || send(head->chunk("", nullptr, true));
               Outcome o;
-              if (ok) o = engine_.generate(*p, [&](std::string_view t) { return send(head->chunk(std::string(t))); });
+              if (ok)
+                o = engine_.generate(*p, [&](std::string_view t, std::span<const TokenLogprob> lps) {
+                  return send(head->chunk(std::string(t), nullptr, false, lps));
+                });
               if (ok && o.finish != Finish::Cancelled) {
                 send(head->chunk("", finish_name(o.finish)));
                 if (p->request.include_usage) send(head->usage_chunk(o));
