@@ -116,10 +116,14 @@ Outcome Engine::generate(const Prepared& p, const OnText& on_text) {
 Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
   Outcome o;
   o.prompt_tokens = uint32_t(p.tokens.size());
+  const std::optional<uint32_t> want_lp = p.request.logprobs;
+  // Echoed with logprobs: every prompt token's logits are needed, so the
+  // prompt is evaluated from the start, a token at a time.
+  const bool prompt_lps = p.request.echo && want_lp;
   // Keep the cache's longest common prefix with the prompt, short of the
   // prompt's last token (evaluated for its logits).
   size_t keep = 0;
-  if (model_.n_past() == cached_.size()) {
+  if (!prompt_lps && model_.n_past() == cached_.size()) {
     const size_t most = std::min(cached_.size(), p.tokens.size() - 1);
     while (keep < most && cached_[keep] == p.tokens[keep]) ++keep;
   }
@@ -131,7 +135,29 @@ Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
   using clock = std::chrono::steady_clock;
   const auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto t0 = clock::now();
-  std::span<const float> logits = model_.eval(rest);
+  // With echo: the prompt's text (its tokens' pieces) goes out first, with
+  // the prompt tokens' logprobs (none for the first).
+  std::vector<TokenLogprob>& lps = o.logprobs;
+  std::string echoed;
+  if (p.request.echo)
+    for (const model::TokenId id : p.tokens) {
+      const std::string piece = tok_.token_to_piece(id, false);
+      if (want_lp) lps.push_back({.id = id, .piece = piece, .none = lps.empty(), .offset = echoed.size()});
+      echoed += piece;
+    }
+  std::span<const float> logits;
+  if (prompt_lps) {
+    for (size_t i = 0; i < rest.size(); ++i) {
+      logits = model_.eval(rest[i]);
+      if (i + 1 == rest.size()) break;
+      TokenLogprob& e = lps[i + 1];
+      const TokenLogprob lp = token_logprob(logits, rest[i + 1], *want_lp);
+      e.logprob = lp.logprob;
+      for (const TokenLogprob::Alt& a : lp.top) e.top.push_back({a.id, tok_.token_to_piece(a.id, false), a.logprob});
+    }
+  } else {
+    logits = model_.eval(rest);
+  }
   cached_ = p.tokens;
   const auto t_prompt = clock::now();
   auto t_first = t_prompt;
@@ -139,25 +165,25 @@ Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
   const model::SamplerConfig& sc = p.request.sampler;
   model::Sampler host(sc);
   host.accept(p.tokens);
-  const std::optional<uint32_t> want_lp = p.request.logprobs;
-  o.gpu_sampled = !want_lp && opt_.gpu_sampler && model::gpu_sampling_unsupported(sc).empty();
+  o.gpu_sampled = !want_lp && opt_.gpu_sampler && model::gpu_sampling_unsupported(sc).empty() && p.max_tokens > 0;
   if (o.gpu_sampled) model_.begin_generation(sc, p.max_tokens, p.tokens);
   TextStream ts(p.request.stop);
   std::vector<model::TokenId> taken;
-  // With logprobs: one per token pushed to the text; those before `given`
-  // went out. Each goes with the piece that sends its first byte (`all`: the
-  // rest, at the end without a stop string).
-  std::vector<TokenLogprob>& lps = o.logprobs;
-  size_t given = 0, raw = 0;
+  // With logprobs: one per token pushed to the text (after the echoed
+  // prompt's); those before `given` went out. Each goes with the piece that
+  // sends its first byte (`all`: the rest, at the end without a stop string).
+  const size_t base = echoed.size();
+  size_t given = 0, raw = base;
   auto deliver = [&](const std::string& out, bool all) {
     size_t e = given;
-    while (e < lps.size() && (all || lps[e].offset < ts.sent().size())) ++e;
+    while (e < lps.size() && (all || lps[e].offset < base + ts.sent().size())) ++e;
     const std::span<const TokenLogprob> part(lps.data() + given, e - given);
     given = e;
     return (out.empty() && part.empty()) || on_text(out, part);
   };
   o.finish = Finish::Length;
-  for (uint32_t i = 0; i < p.max_tokens; ++i) {
+  if (p.request.echo && !deliver(echoed, true)) o.finish = Finish::Cancelled;
+  for (uint32_t i = 0; i < p.max_tokens && o.finish != Finish::Cancelled; ++i) {
     const model::TokenId id = o.gpu_sampled ? model_.next_token() : host.sample(logits);
     host.accept(id);
     taken.push_back(id);
@@ -199,7 +225,7 @@ Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
     if (!deliver(ts.finish(), !stopped)) o.finish = Finish::Cancelled;
   }
   lps.resize(given);
-  o.text = ts.sent();
+  o.text = echoed + ts.sent();
   o.completion_tokens = uint32_t(taken.size());
   return o;
 }

@@ -50,7 +50,8 @@ struct TokenLogprob {
   model::TokenId id = 0;
   std::string piece;   // its text (bytes; may cut a UTF-8 sequence)
   float logprob = 0;
-  size_t offset = 0;   // where its text starts in the generated text
+  bool none = false;   // no logprob: an echoed prompt's first token
+  size_t offset = 0;   // where its text starts in the answer's text (the echoed prompt's included)
   std::vector<Alt> top;  // the `top` best in rank order (higher logit first, lower id on a tie)
 };
 
@@ -60,14 +61,15 @@ struct TokenLogprob {
 TokenLogprob token_logprob(std::span<const float> logits, model::TokenId id, uint32_t top);
 
 struct Outcome {
-  std::string text;                     // everything sent
+  std::string text;                     // everything sent (with echo, the prompt's text first)
   Finish finish = Finish::Stop;
   uint32_t prompt_tokens = 0;
   uint32_t cached_tokens = 0;           // of the prompt, already in the KV cache
   uint32_t completion_tokens = 0;       // sampled, an end-of-generation token included
   bool gpu_sampled = false;
   // With request.logprobs: one per token whose text was sent, in order (an
-  // ending end-of-generation token and the tokens of a stop string have none).
+  // ending end-of-generation token and the tokens of a stop string have none;
+  // with echo, the prompt's tokens first).
   std::vector<TokenLogprob> logprobs;
   // Host times, as `blockq run` reports them: the prompt's evaluation
   // (what the cache did not hold), then from the first token to the end.

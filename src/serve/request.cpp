@@ -130,7 +130,8 @@ void refuse_unsupported(const json& body, Endpoint ep) {
   if (const json* n = field(body, "n"); n && integer(*n, "n", 1, 1024) != 1) bad("n", "'n': only 1 choice is supported");
   if (const json* b = field(body, "best_of"); b && integer(*b, "best_of", 1, 1024) != 1)
     bad("best_of", "'best_of': only 1 is supported");
-  if (const json* e = field(body, "echo"); e && boolean(*e, "echo")) bad("echo", "'echo' is not supported");
+  if (const json* e = field(body, "echo"); ep == Endpoint::Chat && e && boolean(*e, "echo"))
+    bad("echo", "'echo' is a completions field");
   if (const json* s = field(body, "suffix"); s && !(s->is_string() && s->get<std::string>().empty()))
     bad("suffix", "'suffix' is not supported");
   for (const char* name : {"logit_bias", "tools", "functions"})
@@ -182,9 +183,15 @@ GenerationRequest parse_request(Endpoint endpoint, const json& body, const model
     prompt(*p, r);
   }
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-  // max_completion_tokens is the newer name (chat); either may come.
+  if (endpoint == Endpoint::Completion)
+    if (const json* v = field(body, "echo")) r.echo = boolean(*v, "echo");
+  // max_completion_tokens is the newer name (chat); either may come. 0 only
+  // with echo (the prompt's logprobs alone).
   for (const char* name : {"max_tokens", "max_completion_tokens"})
-    if (const json* v = field(body, name)) r.max_tokens = uint32_t(integer(*v, name, 1, kMaxInt));
+    if (const json* v = field(body, name)) {
+      r.max_tokens = uint32_t(integer(*v, name, 0, kMaxInt));
+      if (*r.max_tokens == 0 && !r.echo) bad(name, fmt::format("'{}' must be at least 1 (0 only with 'echo')", name));
+    }
   model::SamplerConfig& s = r.sampler;
   if (const json* v = field(body, "temperature")) s.temperature = float(number(*v, "temperature", 0.0, 2.0));
   if (const json* v = field(body, "top_p")) s.top_p = float(number(*v, "top_p", 0.0, 1.0));

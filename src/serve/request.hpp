@@ -1,7 +1,7 @@
 // OpenAI-style generation requests (/v1/chat/completions, /v1/completions):
 // the JSON body checked field by field into a GenerationRequest. A field of
 // the wrong type or range, or one whose meaning blockq does not implement
-// (n > 1, echo, tools, ...), is a RequestError naming the field, so a
+// (n > 1, suffix, tools, ...), is a RequestError naming the field, so a
 // client never gets a silently different answer. Unknown fields are ignored.
 #pragma once
 #include <cstdint>
@@ -50,6 +50,10 @@ struct GenerationRequest {
   // alternatives each (chat: "logprobs": true and "top_logprobs"; completion:
   // "logprobs": N); unset: none.
   std::optional<uint32_t> logprobs;
+  // Completion: the answer's text starts with the prompt's (its tokens'
+  // pieces), and with logprobs the prompt tokens' come first (the first has
+  // none); max_tokens may then be 0.
+  bool echo = false;
 };
 
 inline constexpr uint32_t kMaxTopLogprobs = 20;  // OpenAI's chat limit

@@ -157,6 +157,14 @@ TEST(Request, Logprobs) {
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logprobs", true}}), "logprobs");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logprobs", 21}}), "logprobs");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"top_logprobs", 2}}), "top_logprobs");
+  // Echo: completions only; max_tokens 0 only with it.
+  const GenerationRequest e =
+      parse_request(Endpoint::Completion, {{"prompt", "x"}, {"echo", true}, {"max_tokens", 0}, {"logprobs", 1}}, {});
+  EXPECT_TRUE(e.echo);
+  EXPECT_EQ(e.max_tokens, 0u);
+  EXPECT_FALSE(parse_request(Endpoint::Completion, {{"prompt", "x"}}, {}).echo);
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"max_tokens", 0}}), "max_tokens");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"echo", 1}}), "echo");
 }
 
 TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
@@ -170,7 +178,7 @@ TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
   EXPECT_EQ(chat({{"tools", {{{"type", "function"}}}}}), "tools");
   EXPECT_EQ(chat({{"tool_choice", "auto"}}), "tool_choice");
   EXPECT_EQ(chat({{"response_format", {{"type", "json_object"}}}}), "response_format");
-  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"echo", true}}), "echo");
+  EXPECT_EQ(chat({{"echo", true}}), "echo");  // a completions field
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"best_of", 3}}), "best_of");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"suffix", "y"}}), "suffix");
   // What asks for nothing passes.

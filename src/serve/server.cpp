@@ -82,11 +82,11 @@ json logprobs_json(Endpoint ep, bool wanted, std::span<const TokenLogprob> lps) 
   json tokens = json::array(), token_lps = json::array(), tops = json::array(), offsets = json::array();
   for (const TokenLogprob& t : lps) {
     tokens.push_back(t.piece);
-    token_lps.push_back(t.logprob);
     json top = json::object();
     for (const TokenLogprob::Alt& a : t.top)
       if (!top.contains(a.piece)) top[a.piece] = a.logprob;  // pieces may repeat: the likelier stays
-    tops.push_back(top);
+    token_lps.push_back(t.none ? json(nullptr) : json(t.logprob));  // an echoed prompt's first token
+    tops.push_back(t.none ? json(nullptr) : top);
     offsets.push_back(t.offset);
   }
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};

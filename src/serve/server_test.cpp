@@ -2,124 +2,22 @@
 // a greedy chat or completion gives the tokens of a plain host loop over the
 // same prompt tokens (with penalties too), streamed or not, or sent as token
 // ids (an id outside the vocabulary is an error); a stop string ends the
-// text before it; the KV cache left by one request serves the next one's common prefix
-// with the same tokens as a fresh cache; a seed repeats a sampled answer (GPU
-// and host samplers); logprobs are the host loop's, streamed or not, chat or
-// legacy; a cancelled generation leaves the engine usable; bad
-// requests get OpenAI-shaped errors naming the field; the API key is
-// enforced, but not on a CORS preflight.
-#include <gtest/gtest.h>
-
+// text before it; the KV cache left by one request serves the next one's
+// common prefix with the same tokens as a fresh cache; a seed repeats a
+// sampled answer (GPU and host samplers); a cancelled generation leaves the
+// engine usable; bad requests get OpenAI-shaped errors naming the field; the
+// API key is enforced, but not on a CORS preflight. (logprobs_test.cpp:
+// log probabilities.)
 #include <algorithm>
-#include <cmath>
-#include <random>
-#include <thread>
+#include <string>
+#include <vector>
 
-#include <httplib.h>
-#include <nlohmann/json.hpp>
-
-#include "model/oracle.hpp"
-#include "serve/server.hpp"
-#include "support/gpu.hpp"
-#include "util/error.hpp"
+#include "serve/serve_test_support.hpp"
 
 namespace blockq::serve {
 namespace {
 
-using nlohmann::json;
-constexpr uint32_t kCtx = 64;
-
-const gguf::GgufFile& file() {
-  static const gguf::GgufFile f = [] {
-    model::SynthOptions o;
-    o.seed = 5;
-    return gguf::GgufFile::open(model::testing::synth_file("serve-llama-q8_0", o));
-  }();
-  return f;
-}
-
-EngineOptions engine_options() {
-  EngineOptions o;
-  o.model_id = "tiny-test";
-  o.model = {.n_ctx = kCtx, .batch = 4, .crossover = 8u};
-  return o;
-}
-
-// A server on a free port, serving from its own thread.
-struct Running {
-  Engine engine;
-  Server server;
-  int port = 0;
-  std::thread thread;
-  explicit Running(ServerOptions so = {})
-      : engine(testing_support::test_context(), file(), engine_options()), server(engine, [&] {
-          so.log_requests = false;
-          return so;
-        }()) {
-    port = server.bind("127.0.0.1", 0);
-    thread = std::thread([this] { server.listen(); });
-  }
-  ~Running() {
-    server.stop();
-    thread.join();
-  }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port);
-    c.set_read_timeout(600, 0);
-    return c;
-  }
-  json post(const std::string& path, const json& body, int want_status = 200) const {
-    httplib::Client c = client();
-    const auto res = c.Post(path.c_str(), body.dump(), "application/json");
-    EXPECT_TRUE(res) << "no response from " << path;
-    if (!res) return {};
-    EXPECT_EQ(res->status, want_status) << res->body;
-    return json::parse(res->body);
-  }
-};
-
-Running& shared() {
-  static Running r;
-  return r;
-}
-
-// Greedy tokens of a plain host loop from the prompt tokens (with `sc`'s
-// penalties, the prompt among the recent tokens), up to the
-// end-of-generation token or n.
-// `lps`: each token's log probability and its 3 best alternatives.
-std::vector<model::TokenId> host_ids(const std::vector<model::TokenId>& prompt, uint32_t n,
-                                     const model::SamplerConfig& sc = {}, std::vector<TokenLogprob>* lps = nullptr) {
-  model::GpuModel m(testing_support::test_context(), file(), engine_options().model);
-  const model::Tokenizer tok(model::from_gguf(file()));
-  model::Sampler s(sc);  // temperature 0: greedy
-  s.accept(prompt);
-  std::span<const float> logits = m.eval(prompt);
-  std::vector<model::TokenId> out;
-  while (out.size() < n) {
-    out.push_back(s.sample(logits));
-    if (lps) lps->push_back(token_logprob(logits, out.back(), 3));
-    s.accept(out.back());
-    if (tok.is_eog(out.back())) break;
-    if (out.size() < n) logits = m.eval(out.back());
-  }
-  return out;
-}
-
-// host_ids as text (the end-of-generation token unsent), and how many were sampled.
-std::pair<std::string, uint32_t> host_greedy(const std::vector<model::TokenId>& prompt, uint32_t n,
-                                             const model::SamplerConfig& sc = {}) {
-  const model::Tokenizer tok(model::from_gguf(file()));
-  const std::vector<model::TokenId> ids = host_ids(prompt, n, sc);
-  std::string text;
-  for (const model::TokenId id : ids)
-    if (!tok.is_eog(id)) text += tok.token_to_piece(id, false);
-  return {text, uint32_t(ids.size())};
-}
-
-const json kChat = {{"messages", {{{"role", "system"}, {"content", "You are terse."}},
-                                  {{"role", "user"}, {"content", "Tell me about the sea."}}}},
-                    {"temperature", 0},
-                    {"max_tokens", 10}};
+using namespace testing;
 
 TEST(Serve, HealthAndModels) {
   Running& r = shared();
@@ -186,19 +84,6 @@ TEST(Serve, PenaltiesGiveTheHostLoopsText) {
   EXPECT_EQ(j["usage"]["completion_tokens"], n);
 }
 
-// The events of a text/event-stream body, "[DONE]" as a string.
-std::vector<json> events(const std::string& body) {
-  std::vector<json> out;
-  size_t pos = 0;
-  while ((pos = body.find("data: ", pos)) != std::string::npos) {
-    const size_t end = body.find("\n\n", pos);
-    EXPECT_NE(end, std::string::npos) << "an event without its blank line";
-    const std::string data = body.substr(pos + 6, end - pos - 6);
-    out.push_back(data == "[DONE]" ? json("[DONE]") : json::parse(data));
-    pos = end;
-  }
-  return out;
-}
 
 TEST(Serve, StreamingSendsTheSameText) {
   Running& r = shared();
@@ -228,121 +113,6 @@ TEST(Serve, StreamingSendsTheSameText) {
   const json& usage = ev[ev.size() - 2];
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["completion_tokens"], whole["usage"]["completion_tokens"]);
-}
-
-TEST(Logprob, IsTheLogSoftmaxWithTheBestInRankOrder) {
-  std::mt19937 rng(3);
-  std::normal_distribution<float> d(0.0f, 4.0f);
-  std::vector<float> l(5000);
-  for (float& x : l) x = d(rng);
-  l[17] = l[4000] = 30.0f;  // a tie for the first place: the lower id first
-  double sum = 0;
-  for (const float x : l) sum += std::exp(double(x) - 30.0);
-  const double lse = 30.0 + std::log(sum);
-  const TokenLogprob t = token_logprob(l, 99, 5);
-  EXPECT_EQ(t.id, 99);
-  EXPECT_NEAR(t.logprob, double(l[99]) - lse, 1e-5);
-  ASSERT_EQ(t.top.size(), 5u);
-  EXPECT_EQ(t.top[0].id, 17);
-  EXPECT_EQ(t.top[1].id, 4000);
-  std::vector<float> sorted = l;
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
-  for (size_t i = 0; i < 5; ++i) {
-    EXPECT_EQ(l[size_t(t.top[i].id)], sorted[i]);
-    EXPECT_NEAR(t.top[i].logprob, double(sorted[i]) - lse, 1e-5);
-  }
-  EXPECT_TRUE(token_logprob(l, 0, 0).top.empty());
-  EXPECT_THROW(token_logprob(l, 5000, 1), blockq::Error);
-}
-
-// Chat logprobs, greedy: each token's is the host loop's (log softmax of the
-// same logits), its first alternative is itself, the tokens spell the text;
-// streamed, the same entries arrive with the pieces; legacy completions give
-// the parallel arrays with text offsets; a stop string's tokens have none.
-TEST(Serve, LogprobsAreTheHostLoops) {
-  Running& r = shared();
-  json body = kChat;
-  body.update({{"logprobs", true}, {"top_logprobs", 3}});
-  const Prepared p = r.engine.prepare(parse_request(Endpoint::Chat, body, {}));
-  std::vector<TokenLogprob> want;
-  const std::vector<model::TokenId> ids = host_ids(p.tokens, 10, {}, &want);
-  const json j = r.post("/v1/chat/completions", body);
-  const json& content = j["choices"][0]["logprobs"]["content"];
-  const model::Tokenizer tok(model::from_gguf(file()));
-  const size_t n_text = ids.size() - (tok.is_eog(ids.back()) ? 1 : 0);
-  ASSERT_EQ(content.size(), n_text) << j.dump();
-  std::string spelled;
-  for (size_t i = 0; i < n_text; ++i) {
-    const json& e = content[i];
-    const std::string piece = tok.token_to_piece(ids[i], false);
-    spelled += piece;
-    EXPECT_NEAR(e["logprob"].get<double>(), want[i].logprob, 1e-5) << i;
-    EXPECT_LE(e["logprob"].get<double>(), 0.0);
-    EXPECT_EQ(e["bytes"].size(), piece.size());
-    ASSERT_EQ(e["top_logprobs"].size(), 3u);
-    EXPECT_EQ(e["top_logprobs"][0]["logprob"], e["logprob"]);  // greedy: the best
-    for (size_t a = 0; a < 3; ++a)
-      EXPECT_NEAR(e["top_logprobs"][a]["logprob"].get<double>(), want[i].top[a].logprob, 1e-5);
-  }
-  const json sent = json::parse(json(spelled).dump(-1, ' ', false, json::error_handler_t::replace));
-  EXPECT_EQ(j["choices"][0]["message"]["content"], sent);
-  EXPECT_TRUE(r.post("/v1/chat/completions", kChat)["choices"][0]["logprobs"].is_null());
-
-  body["stream"] = true;
-  httplib::Client c = r.client();
-  const auto res = c.Post("/v1/chat/completions", body.dump(), "application/json");
-  ASSERT_TRUE(res);
-  json streamed = json::array();
-  for (const json& ev : events(res->body)) {
-    if (ev == "[DONE]" || ev["choices"].empty()) continue;
-    const json& lp = ev["choices"][0]["logprobs"];
-    if (!lp.is_null())
-      for (const json& e : lp["content"]) streamed.push_back(e);
-  }
-  // The same tokens; the values within rounding (the prompt now comes from
-  // the cache but for its last token, evaluated alone rather than in a batch).
-  ASSERT_EQ(streamed.size(), content.size());
-  for (size_t i = 0; i < content.size(); ++i) {
-    EXPECT_EQ(streamed[i]["bytes"], content[i]["bytes"]) << i;
-    EXPECT_NEAR(streamed[i]["logprob"].get<double>(), content[i]["logprob"].get<double>(), 1e-5) << i;
-    EXPECT_EQ(streamed[i]["top_logprobs"].size(), content[i]["top_logprobs"].size()) << i;
-  }
-
-  // Legacy completions: the same prompt's tokens, as parallel arrays.
-  json cb = {{"prompt", "The quick brown fox"}, {"temperature", 0}, {"max_tokens", 12}, {"logprobs", 2}};
-  const std::vector<model::TokenId> prompt = r.engine.prepare(parse_request(Endpoint::Completion, cb, {})).tokens;
-  const json cj = r.post("/v1/completions", cb);
-  const json& lp = cj["choices"][0]["logprobs"];
-  const std::string text = cj["choices"][0]["text"];
-  ASSERT_EQ(lp["tokens"].size(), lp["token_logprobs"].size());
-  ASSERT_EQ(lp["tokens"].size(), lp["text_offset"].size());
-  ASSERT_EQ(lp["tokens"].size(), lp["top_logprobs"].size());
-  ASSERT_GT(lp["tokens"].size(), 2u);
-  const std::vector<model::TokenId> cids = host_ids(prompt, 12);
-  size_t offset = 0;
-  for (size_t i = 0; i < lp["tokens"].size(); ++i) {
-    EXPECT_EQ(lp["text_offset"][i], offset);
-    offset += tok.token_to_piece(cids[i], false).size();
-    EXPECT_GE(lp["top_logprobs"][i].size(), 1u);  // 2 alternatives; pieces that print alike merge
-    EXPECT_LE(lp["top_logprobs"][i].size(), 2u);
-  }
-  // A stop string in the middle (a later token's text, ASCII): no entry
-  // starts at or after the cut.
-  std::string stop;
-  for (size_t i = 1; i < cids.size() && stop.empty(); ++i) {
-    const std::string piece = tok.token_to_piece(cids[i], false);
-    if (!piece.empty() && std::all_of(piece.begin(), piece.end(), [](char ch) { return ch > 0; })) stop = piece;
-  }
-  ASSERT_FALSE(stop.empty()) << "no ASCII token to stop at in '" << text << "'";
-  cb["stop"] = {stop};
-  const json sj = r.post("/v1/completions", cb);
-  const std::string stopped = sj["choices"][0]["text"];
-  EXPECT_LT(stopped.size(), offset);
-  EXPECT_EQ(sj["choices"][0]["finish_reason"], "stop");
-  size_t before = 0;  // the tokens that start before the cut
-  while (before < lp["text_offset"].size() && size_t(lp["text_offset"][before]) < stopped.size()) ++before;
-  EXPECT_EQ(sj["choices"][0]["logprobs"]["text_offset"].size(), before);
-  for (const json& o : sj["choices"][0]["logprobs"]["text_offset"]) EXPECT_LT(size_t(o), stopped.size());
 }
 
 TEST(Serve, StopStringEndsTheText) {
