@@ -147,6 +147,31 @@ struct Head {
   }
 };
 
+// The body of a POST as a JSON object (RequestError otherwise).
+json parse_body(const std::string& body) {
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::parse_error& e) {
+    throw RequestError("", fmt::format("the request body is not valid JSON: {}", e.what()));
+  }
+  if (!j.is_object()) throw RequestError("", "the request body must be a JSON object");
+  return j;
+}
+
+std::string string_field(const json& body, const char* name) {
+  const auto it = body.find(name);
+  if (it == body.end() || !it->is_string()) throw RequestError(name, fmt::format("'{}' must be a string", name));
+  return it->get<std::string>();
+}
+
+bool bool_field(const json& body, const char* name, bool fallback) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw RequestError(name, fmt::format("'{}' must be true or false", name));
+  return it->get<bool>();
+}
+
 const char* path_of(Endpoint ep) { return ep == Endpoint::Chat ? "/v1/chat/completions" : "/v1/completions"; }
 
 }  // namespace
@@ -222,13 +247,68 @@ void Server::routes() {
   h.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(dump({{"status", "ok"}}), "application/json");
   });
-  h.Get("/v1/models", [this, started](const httplib::Request&, httplib::Response& res) {
-    const json m = {{"id", engine_.model_id()},
-                    {"object", "model"},
-                    {"created", started},
-                    {"owned_by", "blockq"},
-                    {"meta", {{"n_ctx", engine_.n_ctx()}, {"n_vocab", engine_.tokenizer().n_vocab()}}}};
-    res.set_content(dump({{"object", "list"}, {"data", json::array({m})}}), "application/json");
+  const json model = {{"id", engine_.model_id()},
+                      {"object", "model"},
+                      {"created", started},
+                      {"owned_by", "blockq"},
+                      {"meta", {{"n_ctx", engine_.n_ctx()}, {"n_vocab", engine_.tokenizer().n_vocab()}}}};
+  h.Get("/v1/models", [model](const httplib::Request&, httplib::Response& res) {
+    res.set_content(dump({{"object", "list"}, {"data", json::array({model})}}), "application/json");
+  });
+  h.Get("/v1/models/(.+)", [model](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    if (id != model["id"]) {
+      res.status = 404;
+      json e = error_json(fmt::format("the model '{}' does not exist (this server has '{}')", id,
+                                      model["id"].get<std::string>()),
+                          "invalid_request_error", "model");
+      e["error"]["code"] = "model_not_found";
+      res.set_content(dump(e), "application/json");
+      return;
+    }
+    res.set_content(dump(model), "application/json");
+  });
+
+  // llama.cpp's token counting routes: {"content", "add_special", "with_pieces"}
+  // -> {"tokens"} (special tokens' text parsed as them), and {"tokens"} ->
+  // {"content"} (llama_detokenize, special tokens as their text).
+  h.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const json body = parse_body(req.body);
+      const std::string text = string_field(body, "content");
+      const bool special = bool_field(body, "add_special", false);
+      const bool pieces = bool_field(body, "with_pieces", false);
+      const model::Tokenizer& tok = engine_.tokenizer();
+      json tokens = json::array();
+      for (const model::TokenId id : tok.tokenize(text, special, true)) {
+        if (pieces)
+          tokens.push_back({{"id", id}, {"piece", tok.token_to_piece(id, true)}});
+        else
+          tokens.push_back(id);
+      }
+      res.set_content(dump({{"tokens", tokens}}), "application/json");
+    } catch (const RequestError& e) {
+      send_error(res, e.status(), e.what(), "invalid_request_error", e.param());
+    }
+  });
+  h.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const json body = parse_body(req.body);
+      const auto it = body.find("tokens");
+      if (it == body.end() || !it->is_array()) throw RequestError("tokens", "'tokens' must be an array of token ids");
+      const model::Tokenizer& tok = engine_.tokenizer();
+      std::vector<model::TokenId> ids;
+      for (size_t i = 0; i < it->size(); ++i) {
+        const json& v = (*it)[i];
+        const std::string name = fmt::format("tokens[{}]", i);
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= int64_t(tok.n_vocab()))
+          throw RequestError(name, fmt::format("'{}' must be a token id in [0, {})", name, tok.n_vocab()));
+        ids.push_back(model::TokenId(v.get<int64_t>()));
+      }
+      res.set_content(dump({{"content", tok.detokenize(ids, false, true)}}), "application/json");
+    } catch (const RequestError& e) {
+      send_error(res, e.status(), e.what(), "invalid_request_error", e.param());
+    }
   });
 
   for (const Endpoint ep : {Endpoint::Chat, Endpoint::Completion}) {
@@ -240,7 +320,7 @@ void Server::routes() {
           body = json::parse(req.body);
         } catch (const json::parse_error& e) {
           throw RequestError("", fmt::format("the request body is not valid JSON: {}", e.what()));
-        }
+        }  // parse_request names a body that is not an object
         p = std::make_shared<Prepared>(engine_.prepare(parse_request(ep, body, opt_.defaults)));
       } catch (const RequestError& e) {
         send_error(res, e.status(), e.what(), "invalid_request_error", e.param());

@@ -1,4 +1,5 @@
 // The server over HTTP on the tiny synthetic llama: /health and /v1/models;
+// GET /v1/models/{id}; /tokenize and /detokenize give the tokenizer's;
 // a greedy chat or completion gives the tokens of a plain host loop over the
 // same prompt tokens (with penalties too), streamed or not, or sent as token
 // ids (an id outside the vocabulary is an error); a stop string ends the
@@ -33,6 +34,35 @@ TEST(Serve, HealthAndModels) {
   ASSERT_EQ(j["data"].size(), 1u);
   EXPECT_EQ(j["data"][0]["id"], "tiny-test");
   EXPECT_EQ(j["data"][0]["meta"]["n_ctx"], kCtx);
+  const auto one = c.Get("/v1/models/tiny-test");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status, 200);
+  EXPECT_EQ(json::parse(one->body), j["data"][0]);
+  const auto none = c.Get("/v1/models/gpt-4");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  EXPECT_EQ(json::parse(none->body)["error"]["code"], "model_not_found");
+}
+
+// /tokenize and /detokenize (llama.cpp's): the tokenizer's ids and text.
+TEST(Serve, TokenizeAndDetokenize) {
+  Running& r = shared();
+  const model::Tokenizer& tok = r.engine.tokenizer();
+  const std::string text = "Tell me about the sea.";
+  const json t = r.post("/tokenize", {{"content", text}});
+  const std::vector<model::TokenId> want = tok.tokenize(text, false, true);
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(t["tokens"], json(want));
+  const json ts = r.post("/tokenize", {{"content", text}, {"add_special", true}, {"with_pieces", true}});
+  const std::vector<model::TokenId> with_bos = tok.tokenize(text, true, true);
+  ASSERT_EQ(ts["tokens"].size(), with_bos.size());
+  EXPECT_EQ(ts["tokens"][0]["id"], with_bos[0]);
+  EXPECT_EQ(ts["tokens"].back()["piece"], json(tok.token_to_piece(with_bos.back(), true)));
+  const json d = r.post("/detokenize", {{"tokens", want}});
+  EXPECT_EQ(d["content"], json(tok.detokenize(want, false, true)));
+  EXPECT_EQ(r.post("/tokenize", {{"content", 5}}, 400)["error"]["param"], "content");
+  EXPECT_EQ(r.post("/detokenize", {{"tokens", {1, -2}}}, 400)["error"]["param"], "tokens[1]");
+  EXPECT_EQ(r.post("/detokenize", {{"tokens", "x"}}, 400)["error"]["param"], "tokens");
 }
 
 TEST(Serve, GreedyChatIsTheHostLoopsText) {
