@@ -4,7 +4,8 @@
 # test_model's Truncate test first. For each model: `blockq run` (greedy,
 # N tokens, --ignore-eos), then a server on the same model answering a
 # completion REPS times (the first evaluates the prompt, the others find it
-# in the KV cache), the same request streamed, and a chat; each answer's
+# in the KV cache), the same request streamed, a chat (plain, with penalties,
+# with logprobs), and an echoed prompt's logprobs; each answer's
 # llama.cpp-style timings are read off the response. A table last.
 # Expects the carried folders that bench/h200.sh does. Usage: OUT=... bench/h200_serve.sh
 set -u
@@ -60,9 +61,20 @@ echo "$MODELS" | while read -r preset type; do
   r=$(post /v1/chat/completions "{\"messages\": [{\"role\": \"user\", \"content\": \"$PROMPT\"}], \"max_tokens\": $N, \"ignore_eos\": true, \"seed\": 3}")
   echo "  chat (top-k 40, GPU sampler): prompt_n $(echo "$r" | num prompt_n) tokens/s $(echo "$r" | num predicted_per_second)"
   row="$row | chat $(echo "$r" | num predicted_per_second | cut -c1-6)"
+  # With penalties (GPU sampler since session 34) and with logprobs (host sampler).
+  r=$(post /v1/chat/completions "{\"messages\": [{\"role\": \"user\", \"content\": \"$PROMPT\"}], \"max_tokens\": $N, \"ignore_eos\": true, \"seed\": 3, \"frequency_penalty\": 0.2, \"presence_penalty\": 0.2}")
+  echo "  chat, penalties: tokens/s $(echo "$r" | num predicted_per_second)"
+  row="$row | penalties $(echo "$r" | num predicted_per_second | cut -c1-6)"
+  r=$(post /v1/chat/completions "{\"messages\": [{\"role\": \"user\", \"content\": \"$PROMPT\"}], \"max_tokens\": $N, \"ignore_eos\": true, \"seed\": 3, \"logprobs\": true, \"top_logprobs\": 5}")
+  echo "  chat, logprobs: tokens/s $(echo "$r" | num predicted_per_second), $(echo "$r" | grep -o '"top_logprobs":\[' | wc -l) entries"
+  row="$row | logprobs $(echo "$r" | num predicted_per_second | cut -c1-6)"
+  # lm-eval's loglikelihood request: the prompt's logprobs by echo, max_tokens 0.
+  r=$(post /v1/completions "{\"prompt\": \"$PROMPT $PROMPT\", \"echo\": true, \"max_tokens\": 0, \"logprobs\": 1}")
+  echo "  echo logprobs: prompt_n $(echo "$r" | num prompt_n) prompt_ms $(echo "$r" | num prompt_ms)"
+  row="$row | echo $(echo "$r" | num prompt_ms | cut -c1-6) ms"
   kill $pid; wait $pid 2>/dev/null
   grep -E '^/v1' "$OUT/serve-$preset.log" | sed 's/^/  log: /'
   echo "$row" >> "$OUT/serve_table.txt"
 done
-echo "== table: model | blockq run tokens/s | serve completions (REPS, the prompt's ms) | streamed | chat"
+echo "== table: model | blockq run tokens/s | serve completions (REPS, the prompt's ms) | streamed | chat | chat with penalties | chat with logprobs | an echoed prompt's logprobs (ms)"
 cat "$OUT/serve_table.txt"
