@@ -49,7 +49,7 @@ void serve_main(const ServeArgs& a, const GlobalOptions& g) {
 void add_serve(CLI::App& app, GlobalOptions& g) {
   static ServeArgs a;
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, "
-                                          "/v1/models) over a GGUF model on the GPU");
+                                          "/v1/models; /tokenize, /detokenize) over a GGUF model on the GPU");
   cmd->add_option("-m,--model", a.model, "GGUF file (llama or qwen2); default: the tiny synthetic model");
   cmd->add_option("--alias", a.alias, "Model name in /v1/models (default: the file's name)");
   cmd->add_option("--host", a.host, "Address to listen on")->capture_default_str();
