@@ -97,7 +97,15 @@ Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Optio
     p.penalty.op = Op::SamplePenalty;
     p.penalty.n = n_vocab;
     p.penalty.k = w;
-    p.penalty.tile = w;
+    // The hash table: 2W slots (a power of two, at least 2) where the
+    // workgroup storage holds them (8 bytes a slot), else down to W's.
+    p.penalty.tile = std::max(2u, std::bit_ceil(2 * w));
+    while (p.penalty.tile > std::max(2u, std::bit_ceil(w)) &&
+           uint64_t{p.penalty.tile} * 8 > lim.maxComputeWorkgroupStorageSize)
+      p.penalty.tile /= 2;
+    BQ_CHECK(uint64_t{p.penalty.tile} * 8 <= lim.maxComputeWorkgroupStorageSize,
+             "sampler: a penalty window of {} tokens needs {} bytes of workgroup storage; the adapter has {}", w,
+             uint64_t{p.penalty.tile} * 8, lim.maxComputeWorkgroupStorageSize);
     p.penalty.wg = 1;  // a power of two, at most the window's
     while (p.penalty.wg * 2 <= std::min({std::bit_ceil(w), o.max_wg, lim.maxComputeInvocationsPerWorkgroup,
                                          lim.maxComputeWorkgroupSizeX}))
@@ -113,6 +121,8 @@ std::string wgsl(const KernelSpec& spec) {
     return Template(wgsl_file("kernels/sample/penalty.wgsl"), spec.key())
         .set_u("N", spec.n)
         .set_u("R", spec.k)
+        .set_u("H", spec.tile)
+        .set_u("SHIFT", 32 - std::countr_zero(spec.tile))
         .set_u("WG", spec.wg)
         .render();
   const bool pick = spec.op == Op::SamplePick;

@@ -28,8 +28,8 @@
 namespace blockq::sample {
 
 inline constexpr uint32_t kMaxTopK = 256;   // the largest K (<= CHUNK / 4, so each round shrinks 4x)
-// The largest penalty window W: the kernel compares each slot with every
-// other (W^2 / WG compares of workgroup memory per invocation).
+// The largest penalty window W (its hash table of 2W slots takes 16 KiB of
+// workgroup storage, WebGPU's least).
 inline constexpr uint32_t kMaxPenaltyWindow = 1024;
 // An empty slot of the window (any id >= n_vocab is skipped).
 inline constexpr uint32_t kNoToken = 0xffffffffu;
@@ -75,7 +75,8 @@ struct Penalties {
 // op SamplePick, n = candidates (<= CHUNK), the same k, wg and variant
 // meaning, tile = the power of two >= n it selects from. CHUNK and WG come from the
 // adapter's workgroup storage and invocation limits. The penalties: op
-// SamplePenalty, n = n_vocab, k = W, wg (k 0: none), one workgroup.
+// SamplePenalty, n = n_vocab, k = W, tile = the hash table's slots (a power
+// of two >= W), wg (k 0: none), one workgroup.
 struct Plan {
   KernelSpec penalty;
   std::vector<KernelSpec> rounds;

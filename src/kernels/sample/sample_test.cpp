@@ -200,6 +200,9 @@ TEST(SampleDraw, SameTokensAsTwinExceptAtBoundaries) {
 struct PenCase {
   uint32_t n, k, window, chunk;
   float temperature;
+  // The window: 0 mixed (below), 1 one id in every slot but the first 3,
+  // 2 distinct ids (the hash table's fullest case).
+  int ids = 0;
 };
 
 class SamplePenalty : public ::testing::TestWithParam<PenCase> {};
@@ -225,6 +228,12 @@ TEST_P(SamplePenalty, SameAsTwin) {
   for (uint32_t i = 0; i < c.n; ++i) order[i] = i;
   std::partial_sort(order.begin(), order.begin() + 3, order.end(),
                     [&](uint32_t a, uint32_t b) { return rank_key(v[a]) > rank_key(v[b]); });
+  if (c.ids == 1) std::fill(recent.begin(), recent.end(), order[3]);
+  if (c.ids == 2) {  // the best 3, then distinct others in random order
+    ASSERT_LE(c.window, c.n);
+    std::shuffle(order.begin() + 3, order.end(), rng);
+    std::copy_n(order.begin(), c.window, recent.begin());
+  }
   for (uint32_t i = 0; i < std::min(3u, c.window); ++i) recent[i] = order[i];
   const Penalties pen{1.5f, 0.25f, 0.5f};
   std::vector<float> want_l = v;
@@ -281,7 +290,10 @@ INSTANTIATE_TEST_SUITE_P(Windows, SamplePenalty,
                                            PenCase{20000, 1, 5, 64, 0.0f},      // greedy, two rounds
                                            PenCase{5000, 40, 1024, 1024, 0.8f},  // the largest window
                                            PenCase{3001, 16, 300, 64, 1.3f},    // three rounds
-                                           PenCase{700, 40, 1, 1024, 1.0f}));   // a window of one
+                                           PenCase{700, 40, 1, 1024, 1.0f},     // a window of one
+                                           PenCase{3000, 1, 1024, 1024, 0.0f, 1},  // one id 1021 times
+                                           PenCase{5000, 40, 1024, 1024, 0.8f, 2},  // 1024 distinct ids
+                                           PenCase{2000, 8, 777, 1024, 0.0f, 2}));  // 777 distinct ids
 
 TEST(SamplePenaltyPlan, FromTheLimits) {
   gpu::Context& ctx = testing_support::test_context();
@@ -293,6 +305,13 @@ TEST(SamplePenaltyPlan, FromTheLimits) {
   EXPECT_EQ(p.penalty.k, 64u);
   EXPECT_LE(p.penalty.wg, 64u);
   EXPECT_LE(p.penalty.wg, ctx.limits().maxComputeInvocationsPerWorkgroup);
+  for (uint32_t w : {1u, 64u, 300u, kMaxPenaltyWindow}) {  // the hash table: a power of two >= W that fits
+    o.penalty_window = w;
+    const KernelSpec t = plan(ctx, 128256, 40, o).penalty;
+    EXPECT_TRUE(std::has_single_bit(t.tile)) << t.tile;
+    EXPECT_GE(t.tile, std::max(2u, w));
+    EXPECT_LE(uint64_t{t.tile} * 8, ctx.limits().maxComputeWorkgroupStorageSize);
+  }
   EXPECT_EQ(plan(ctx, 128256, 40).penalty.k, 0u);  // no window: no dispatch
   o.penalty_window = kMaxPenaltyWindow + 1;
   try {
