@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -290,7 +291,9 @@ void GpuModel::set_inputs(TokenId token) { set_inputs(std::span<const TokenId>(&
 
 std::span<const float> GpuModel::eval(TokenId token) { return eval_step(std::span<const TokenId>(&token, 1)); }
 
-std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
+std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) { return step(tokens, false); }
+
+std::span<const float> GpuModel::step(std::span<const TokenId> tokens, bool all_rows) {
   using clock = std::chrono::steady_clock;
   const auto us = micros;
   Impl& m = *impl_;
@@ -302,14 +305,16 @@ std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
   st.encoded_ahead = m.vi == 0 && !m.ahead.empty() && m.ahead_pos == m.n_past;
   if (st.encoded_ahead) cmds = std::move(m.ahead);
   m.ahead.clear();
-  if (cmds.empty()) cmds = m.encode_step({.vi = m.vi, .visible = m.visible_now()});
+  BQ_ASSERT(!all_rows || (m.vi && m.all.rows >= m.m));
+  if (cmds.empty()) cmds = m.encode_step({.vi = m.vi, .visible = m.visible_now(), .all_rows = all_rows});
   const auto t2 = clock::now();
   m.unmap_logits();  // the step copies the new logits into the buffer
   for (auto& c : cmds) gpu::submit(*m.ctx, std::move(c), "forward");
   const auto t3 = clock::now();
-  gpu::MapStatus map;
+  gpu::MapStatus map, map_rows;
   const uint64_t bytes = uint64_t{m.cfg.n_vocab} * 4;
   const WGPUFuture mapped = gpu::map_read(m.readback, bytes, map);
+  const WGPUFuture mapped_rows = all_rows ? gpu::map_read(m.all.readback, bytes * m.m, map_rows) : WGPUFuture{};
   // While the GPU runs: the next single token's buffer (position n_past + m,
   // which sees n_past + m + 1 positions; any id).
   const uint32_t next = m.n_past + m.m;
@@ -329,6 +334,14 @@ std::span<const float> GpuModel::eval_step(std::span<const TokenId> tokens) {
   // them where the GPU's copy left them.
   m.logits_mapped = true;
   m.last_logits = std::span<const float>(static_cast<const float*>(p), m.cfg.n_vocab);
+  if (all_rows) {
+    m.ctx->wait(mapped_rows, "every row's logits");
+    BQ_CHECK(map_rows.ok, "could not map every row's logits: {}", map_rows.message);
+    const void* pr = wgpuBufferGetConstMappedRange(m.all.readback.get(), 0, bytes * m.m);
+    if (!pr) wgpuBufferUnmap(m.all.readback.get());
+    BQ_CHECK(pr, "no mapped range for every row's logits");
+    m.all.mapped = std::span<const float>(static_cast<const float*>(pr), size_t{m.m} * m.cfg.n_vocab);
+  }
   m.n_past += m.m;
   const auto t6 = clock::now();
   st.inputs = us(t0, t1);
@@ -450,6 +463,38 @@ void GpuModel::end_generation() {
   m.ctx->finish();
   m.ctx->check("generation");
   m.n_past = m.gen.p0 + (m.gen.taken ? m.gen.taken - 1 : 0);
+}
+
+uint32_t GpuModel::all_rows_batch() const {
+  impl_->prepare_all_rows();
+  return std::max(impl_->all.rows, 1u);
+}
+
+std::span<const float> GpuModel::eval_all(std::span<const TokenId> tokens, const RowFn& on_row) {
+  Impl& m = *impl_;
+  const size_t b = all_rows_batch();
+  const size_t n_vocab = m.cfg.n_vocab;
+  std::span<const float> out = m.last_logits;
+  for (size_t i = 0; i < tokens.size();) {
+    const size_t n = std::min(b, tokens.size() - i);
+    if (n == 1) {  // the single-token pass: its logits are the row
+      out = step(tokens.subspan(i, 1), false);
+      on_row(i++, out);
+      continue;
+    }
+    try {  // the rows' buffer is unmapped after the rows, or on any error (a pending map is cancelled)
+      out = step(tokens.subspan(i, n), true);
+      const std::span<const float> rows = std::exchange(m.all.mapped, {});
+      for (size_t j = 0; j < n; ++j) on_row(i + j, rows.subspan(j * n_vocab, n_vocab));
+    } catch (...) {
+      m.all.mapped = {};
+      wgpuBufferUnmap(m.all.readback.get());
+      throw;
+    }
+    wgpuBufferUnmap(m.all.readback.get());
+    i += n;
+  }
+  return out;
 }
 
 std::span<const float> GpuModel::eval(std::span<const TokenId> tokens) {

@@ -41,6 +41,7 @@
 // through the lm_head (matvec).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -182,6 +183,16 @@ class GpuModel {
   std::span<const float> eval(std::span<const TokenId> tokens);
   // One command buffer for 1 to `batch` tokens; the logits after the last.
   std::span<const float> eval_step(std::span<const TokenId> tokens);
+  // Evaluates tokens as eval(tokens) does and hands every token's logits
+  // [n_vocab] to on_row(i, logits), in order (the span is valid during the
+  // call): the logits of each position of a prompt, for its tokens' log
+  // probabilities. A batch's lm_head then runs over all its rows (up to
+  // all_rows_batch() tokens a step, 64 MiB of logits, on buffers made on
+  // the first call); a batch of 1 runs token by token. Returns the last
+  // token's logits, as eval does (the GPU sampler starts from them).
+  using RowFn = std::function<void(size_t, std::span<const float>)>;
+  std::span<const float> eval_all(std::span<const TokenId> tokens, const RowFn& on_row);
+  uint32_t all_rows_batch() const;
 
   // Generation with the sampler on the GPU (kernels/sample). Each step
   // samples its logits where the lm_head left them and copies the token into
@@ -228,6 +239,7 @@ class GpuModel {
   struct Impl;
 
  private:
+  std::span<const float> step(std::span<const TokenId> tokens, bool all_rows);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -118,6 +118,23 @@ struct GpuModel::Impl {
   // another). Grown when a projection needs more; a replaced buffer lives on
   // in the bind groups of the projections prepared before.
   gpu::Buffer gemm_part;
+  // Every row's logits (GpuModel::eval_all), prepared on its first call:
+  // the final norm of the batch's first `rows` rows into h, the lm_head over
+  // them into logits [rows, n_vocab], copied into readback (mapped as
+  // `mapped` after a step that asked for them).
+  struct AllRows {
+    uint32_t rows = 0;  // 0: not prepared
+    GpuRmsNorm norm;
+    Proj lm;
+    gpu::Buffer logits, readback;
+    std::span<const float> mapped;
+  } all;
+  static constexpr uint64_t kAllRowsBytes = uint64_t{64} << 20;
+  void prepare_all_rows();  // gpu_model_pass.cpp
+  // A prompt projection over m rows through gemm::matmul (the gemm's
+  // partials in gemm_part, grown as needed).
+  Proj matmul(const matvec::Weights& w, const Hooks& hk, const gpu::Buffer& in, const gpu::Buffer& out, uint32_t m,
+              const matvec::Weights* w_b = nullptr);
   // The logits of the last step: the readback buffer's mapped range, kept
   // mapped until the next step submits (or record() asks for the copy), or
   // zeros before the first step.
@@ -182,6 +199,8 @@ struct GpuModel::Impl {
     bool sample = false;
     uint32_t token_slot = 0;
     uint32_t recent_slot = 0;
+    // Also every real row's logits into all.readback (a batch; all prepared).
+    bool all_rows = false;
   };
   void record_step(gpu::Recorder& r, const StepSel& sel) const;
   // The whole step (sel's layer range ignored) as one command buffer per

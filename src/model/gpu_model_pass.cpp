@@ -162,28 +162,7 @@ void GpuModel::Impl::prepare_batch() {
   acc.epilogue = Epilogue::Acc;
   silu.epilogue = Epilogue::SiluGate;
   auto mm = [&](const matvec::Weights& mw, const Hooks& hk, const gpu::Buffer& in, const gpu::Buffer& out,
-                const matvec::Weights* mw_b = nullptr) {
-    gemm::MatmulArgs a;
-    a.mv_a = &mw;
-    a.mv_b = mw_b;
-    a.x = &in;
-    a.y = &out;
-    a.m = batch;
-    a.hooks = hk;
-    a.crossover = opt.crossover;
-    a.tuned = opt.gemm_tuned;
-    try {
-      if (const uint64_t need = gemm::partial_bytes(*ctx, a)) {
-        if (!gemm_part || gemm_part.size() < need) {
-          gemm_part = act(need / 4, "gemm.partials");
-        }
-        a.part = &gemm_part;
-      }
-      return Proj{gemm::matmul(*ctx, a)};
-    } catch (const Error& e) {
-      fail("{}: the prompt matmul of '{}' (m = {}) cannot be prepared: {}", file.name(), mw.label, batch, e.what());
-    }
-  };
+                const matvec::Weights* mw_b = nullptr) { return matmul(mw, hk, in, out, batch, mw_b); };
   const blockq::RopeMode mode =
       cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal;
   const GpuRopeShape rs{batch, cfg.n_head, cfg.head_dim, cfg.n_rot, cfg.rope_freq_base, cfg.rope_freq_scale, mode};
@@ -227,6 +206,48 @@ void GpuModel::Impl::prepare_batch() {
   norm.eps = cfg.rms_eps;
   plm[1] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm, mv_options(w_out)),
                            {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = out_norm});
+}
+
+Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu::Buffer& in,
+                            const gpu::Buffer& out, uint32_t m, const matvec::Weights* w_b) {
+  gemm::MatmulArgs a;
+  a.mv_a = &w;
+  a.mv_b = w_b;
+  a.x = &in;
+  a.y = &out;
+  a.m = m;
+  a.hooks = hk;
+  a.crossover = opt.crossover;
+  a.tuned = opt.gemm_tuned;
+  try {
+    if (const uint64_t need = gemm::partial_bytes(*ctx, a)) {
+      if (!gemm_part || gemm_part.size() < need) gemm_part = act(need / 4, "gemm.partials");
+      a.part = &gemm_part;
+    }
+    return Proj{gemm::matmul(*ctx, a)};
+  } catch (const Error& e) {
+    fail("{}: the prompt matmul of '{}' (m = {}) cannot be prepared: {}", file.name(), w.label, m, e.what());
+  }
+}
+
+// eval_all's lm_head over the batch's first R rows: R = batch, or fewer
+// where R rows of logits pass kAllRowsBytes or a binding. x [batch, n_embd]
+// -> h [R, n_embd] (out_norm) -> all.logits [R, n_vocab].
+void GpuModel::Impl::prepare_all_rows() {
+  if (all.rows || batch < 2) return;
+  const uint64_t row = uint64_t{cfg.n_vocab} * 4;
+  const uint64_t most = std::min<uint64_t>(kAllRowsBytes, ctx->limits().maxStorageBufferBindingSize) / row;
+  const uint32_t r = uint32_t(std::clamp<uint64_t>(most, 1, batch));
+  if (r < 2) {
+    all.rows = 1;  // token by token
+    return;
+  }
+  all.logits = act(uint64_t{r} * cfg.n_vocab, "logits.rows");
+  all.readback = ctx->create_buffer(r * row, gpu::kReadback, "logits.rows.readback");
+  mem.activations += all.readback.size();
+  all.norm = GpuRmsNorm(*ctx, cfg.n_embd, r, cfg.rms_eps, x, out_norm, h);
+  all.lm = matmul(w_out, Hooks{}, h, all.logits, r);
+  all.rows = r;
 }
 
 uint32_t GpuModel::Impl::visible_now() const {
@@ -307,6 +328,11 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
     const uint64_t row = uint64_t{m.cfg.n_embd} * 4;
     if (vi) r.copy(m.x, (m.m - 1) * row, m.x_last, 0, row);
     m.plm[vi].record(r);
+    if (sel.all_rows) {
+      BQ_ASSERT(vi && m.all.rows >= m.m);
+      m.all.norm.record(r);
+      m.all.lm.record(r);
+    }
   }
   if (sel.sample && m.gen.sampler && on(KernelFamily::Sample)) {
     m.gen.sampler.record(r);
@@ -314,7 +340,10 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
     r.copy(m.gen.sampler.result(), 0, m.gen.tokens[sel.token_slot], 0, 4);
     if (m.gen.sampler.recent()) r.copy(m.gen.sampler.result(), 0, m.gen.sampler.recent(), 4 * sel.recent_slot, 4);
   }
-  if (sel.readback && on(KernelFamily::Readback)) r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
+  if (sel.readback && on(KernelFamily::Readback)) {
+    r.copy(m.logits, 0, m.readback, 0, uint64_t{m.cfg.n_vocab} * 4);
+    if (sel.all_rows) r.copy(m.all.logits, 0, m.all.readback, 0, uint64_t{m.m} * m.cfg.n_vocab * 4);
+  }
 }
 
 uint32_t GpuModel::submits_per_step() const {

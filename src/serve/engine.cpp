@@ -118,7 +118,8 @@ Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
   o.prompt_tokens = uint32_t(p.tokens.size());
   const std::optional<uint32_t> want_lp = p.request.logprobs;
   // Echoed with logprobs: every prompt token's logits are needed, so the
-  // prompt is evaluated from the start, a token at a time.
+  // prompt is evaluated from the start (GpuModel::eval_all: in batches whose
+  // lm_head runs over every row).
   const bool prompt_lps = p.request.echo && want_lp;
   // Keep the cache's longest common prefix with the prompt, short of the
   // prompt's last token (evaluated for its logits).
@@ -146,15 +147,14 @@ Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
       echoed += piece;
     }
   std::span<const float> logits;
-  if (prompt_lps) {
-    for (size_t i = 0; i < rest.size(); ++i) {
-      logits = model_.eval(rest[i]);
-      if (i + 1 == rest.size()) break;
+  if (prompt_lps) {  // every position's logits; token i + 1's log probability from row i
+    logits = model_.eval_all(rest, [&](size_t i, std::span<const float> row) {
+      if (i + 1 == rest.size()) return;
       TokenLogprob& e = lps[i + 1];
-      const TokenLogprob lp = token_logprob(logits, rest[i + 1], *want_lp);
+      const TokenLogprob lp = token_logprob(row, rest[i + 1], *want_lp);
       e.logprob = lp.logprob;
       for (const TokenLogprob::Alt& a : lp.top) e.top.push_back({a.id, tok_.token_to_piece(a.id, false), a.logprob});
-    }
+    });
   } else {
     logits = model_.eval(rest);
   }

@@ -150,6 +150,44 @@ TEST(GpuPromptSplitK, LargeBatchMatchesCpuReference) {
               prompt.size(), batch, e);
 }
 
+// eval_all: every position's logits, from batches of 16 whose lm_head runs
+// over all their rows (two full batches, then a last token alone), each
+// against the CPU's logits at that position. It returns the last row's
+// logits, and the cache then holds the prompt. A second, shorter call from
+// position 0 (a padded batch) must hand over its own rows, not the stale
+// rows the first left in the buffers.
+TEST(GpuPromptAllRows, EveryRowMatchesCpuReference) {
+  const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q4_0, false));
+  GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .crossover = 4u});
+  ASSERT_EQ(g.all_rows_batch(), 16u);
+  const Tokenizer tok(from_gguf(f));
+  std::vector<TokenId> prompt = tok.tokenize(kLongText, true);
+  ASSERT_GT(prompt.size(), 33u);
+  prompt.resize(33);
+  double worst = 0;
+  auto run = [&](std::span<const TokenId> p) {
+    CpuModel cpu(f, {ForwardMode::F32, 96, 1, KvType::F16});
+    size_t seen = 0;
+    std::vector<float> last_row;
+    const auto last = g.eval_all(p, [&](size_t i, std::span<const float> row) {
+      EXPECT_EQ(i, seen++);
+      const double e = max_rel_err(row, cpu.eval(p[i]));
+      worst = std::max(worst, e);
+      EXPECT_LT(e, kRelBound) << "row " << i << " of " << p.size();
+      last_row.assign(row.begin(), row.end());
+    });
+    EXPECT_EQ(seen, p.size());
+    EXPECT_EQ(g.n_past(), p.size());
+    // The last row's logits (the single-token pass's, or a batch's from its
+    // x_last matvec beside the rows' lm_head).
+    EXPECT_LT(max_rel_err(last, last_row), 1e-4) << "the returned logits are not the last row's";
+  };
+  run(prompt);
+  g.truncate(0);
+  run(std::span<const TokenId>(prompt).subspan(3, 5));
+  std::printf("[ llama q4_0 ] eval_all over 33 and 5 tokens in batches of 16: max rel err %.3g\n", worst);
+}
+
 // rope_freqs one token at a time (matvec Store, then GpuRope with the
 // factors). The factors must matter at these positions: the CPU's logits
 // without them differ by far more than the bound.
