@@ -61,7 +61,8 @@ echo "$MODELS" | while read -r preset type; do
   r=$(post /v1/chat/completions "{\"messages\": [{\"role\": \"user\", \"content\": \"$PROMPT\"}], \"max_tokens\": $N, \"ignore_eos\": true, \"seed\": 3}")
   echo "  chat (top-k 40, GPU sampler): prompt_n $(echo "$r" | num prompt_n) tokens/s $(echo "$r" | num predicted_per_second)"
   row="$row | chat $(echo "$r" | num predicted_per_second | cut -c1-6)"
-  # With penalties (GPU sampler since session 34) and with logprobs (host sampler).
+  # With penalties (GPU sampler since session 34) and with logprobs (GPU sampler
+  # with each step's logits read back, since session 35).
   r=$(post /v1/chat/completions "{\"messages\": [{\"role\": \"user\", \"content\": \"$PROMPT\"}], \"max_tokens\": $N, \"ignore_eos\": true, \"seed\": 3, \"frequency_penalty\": 0.2, \"presence_penalty\": 0.2}")
   echo "  chat, penalties: tokens/s $(echo "$r" | num predicted_per_second)"
   row="$row | penalties $(echo "$r" | num predicted_per_second | cut -c1-6)"

@@ -370,11 +370,18 @@ void GpuModel::prepare_generation(const SamplerConfig& cfg) {
     if (!m.gen.tokens[i]) m.gen.tokens[i] = m.ctx->create_buffer(4, gpu::kReadback, fmt::format("generated token {}", i));
 }
 
-void GpuModel::begin_generation(const SamplerConfig& cfg, uint32_t max_tokens, std::span<const TokenId> history) {
+void GpuModel::begin_generation(const SamplerConfig& cfg, uint32_t max_tokens, std::span<const TokenId> history,
+                                bool with_logits) {
   Impl& m = *impl_;
   BQ_CHECK(!m.gen.on, "begin_generation() while generating: end_generation() first");
   BQ_CHECK(m.n_past > 0, "begin_generation() samples the logits of an eval(): evaluate a prompt first");
   prepare_generation(cfg);  // checks cfg
+  m.gen.unmap_logits();
+  m.gen.with_logits = with_logits;
+  for (int i = 0; i < 2 && with_logits; ++i)
+    if (!m.gen.logits[i])
+      m.gen.logits[i] = m.ctx->create_buffer(uint64_t{m.cfg.n_vocab} * 4, gpu::kReadback,
+                                             fmt::format("generation logits {}", i));
   m.unmap_logits();
   m.ahead.clear();
   m.gen.sampler.set(*m.ctx, {});
@@ -406,7 +413,7 @@ void GpuModel::Impl::submit_generation_step() {
     gen.sampler.set(*ctx, {gen.cfg.temperature, gen.cfg.top_p, gen.cfg.min_p, float(uniform_draw(gen.rng))});
   const uint32_t w = gen.sampler.plan().penalty.k;
   StepSel sel{.vi = 0, .readback = false, .sample = true, .token_slot = s % 2,
-              .recent_slot = w ? (gen.slot0 + s) % w : 0};
+              .recent_slot = w ? (gen.slot0 + s) % w : 0, .logits_slot = gen.with_logits ? int(s % 2) : -1};
   if (s == 0) {  // the sampler alone, on the logits of the eval before
     sel.only = KernelFamily::Sample;
     sel.layer0 = uint32_t(layers.size());
@@ -433,6 +440,7 @@ TokenId GpuModel::next_token() {
   BQ_CHECK(g.on, "next_token() outside begin_generation() .. end_generation()");
   BQ_CHECK(g.taken < g.max_tokens, "all {} tokens of this generation were taken", g.max_tokens);
   m.times = {};
+  g.unmap_logits();  // the previous token's: step taken + 1 copies into that buffer
   // The step that evaluates this token goes into the queue before the host
   // waits for the token (steps evaluate at p0 + s - 1 < n_ctx).
   while (g.submitted < g.max_tokens && g.submitted <= g.taken + 1 &&
@@ -451,14 +459,33 @@ TokenId GpuModel::next_token() {
   wgpuBufferUnmap(b.get());
   BQ_CHECK(p, "no mapped range for the generated token");
   BQ_CHECK(id < m.cfg.n_vocab, "the GPU sampler gave token {} outside the vocabulary [0, {})", id, m.cfg.n_vocab);
+  if (g.with_logits) {  // step `taken` finished: its logits are in logits[taken % 2]
+    const int slot = int(g.taken % 2);
+    const uint64_t bytes = uint64_t{m.cfg.n_vocab} * 4;
+    gpu::MapStatus lmap;
+    m.ctx->wait(gpu::map_read(g.logits[slot], bytes, lmap), "the generated token's logits");
+    BQ_CHECK(lmap.ok, "could not map the generated token's logits: {}", lmap.message);
+    g.mapped_slot = slot;
+    const void* lp = wgpuBufferGetConstMappedRange(g.logits[slot].get(), 0, bytes);
+    BQ_CHECK(lp, "no mapped range for the generated token's logits");
+    g.mapped = std::span<const float>(static_cast<const float*>(lp), m.cfg.n_vocab);
+  }
   m.times.wait = micros(t0, std::chrono::steady_clock::now());
   ++g.taken;
   return TokenId(id);
 }
 
+std::span<const float> GpuModel::token_logits() const {
+  const Impl::Generation& g = impl_->gen;
+  BQ_CHECK(g.on && g.with_logits && g.mapped_slot >= 0,
+           "token_logits() after next_token() of a generation begun with_logits");
+  return g.mapped;
+}
+
 void GpuModel::end_generation() {
   Impl& m = *impl_;
   if (!m.gen.on) return;
+  m.gen.unmap_logits();
   m.gen.on = false;
   m.ctx->finish();
   m.ctx->check("generation");

@@ -207,18 +207,25 @@ class GpuModel {
   //     boundary (the GPU sums in f32). `history`: the tokens accepted before
   //     (the prompt, as Sampler::accept had them), whose last repeat_last_n
   //     the penalties start from; each generated token joins them on the GPU.
+  //     `with_logits`: each step also copies the logits its token was drawn
+  //     from (before the penalties) into one of two mappable buffers, for
+  //     token_logits() (log probabilities) while the next step runs.
   //   next_token: the next token; the step that evaluates it is queued first.
+  //   token_logits: with_logits, the logits [n_vocab] next_token's token was
+  //     drawn from, valid until the next next_token or end_generation.
   //   end_generation: waits for the queued steps; then the KV cache holds
   //     every taken token but the last, as a loop of Sampler::sample and
   //     eval(token) leaves it (n_past), and no logits are kept: eval(the last
   //     token) goes on from there.
   // eval() and set_inputs() throw between begin and end; reset() ends it.
-  void begin_generation(const SamplerConfig& cfg, uint32_t max_tokens, std::span<const TokenId> history = {});
+  void begin_generation(const SamplerConfig& cfg, uint32_t max_tokens, std::span<const TokenId> history = {},
+                        bool with_logits = false);
   // Makes the GPU sampler for cfg (compiles its kernels) before a
   // begin_generation with the same top-k and window, which would otherwise
   // make it.
   void prepare_generation(const SamplerConfig& cfg);
   TokenId next_token();
+  std::span<const float> token_logits() const;
   void end_generation();
   bool generating() const;
 

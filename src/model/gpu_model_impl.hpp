@@ -167,6 +167,18 @@ struct GpuModel::Impl {
     gpu::Buffer tokens[2];       // [1] u32 each, mappable
     uint32_t p0 = 0, max_tokens = 0, submitted = 0, taken = 0;
     uint32_t slot0 = 0;  // the window's slot of token 0: history tokens % W
+    // with_logits: step s copies the logits it samples into logits[s % 2]
+    // before the penalties; next_token maps the taken token's (`mapped`)
+    // and unmaps it at the next call, before step s + 2 reuses the buffer.
+    bool with_logits = false;
+    gpu::Buffer logits[2];  // [n_vocab] f32 each, mappable
+    int mapped_slot = -1;
+    std::span<const float> mapped;
+    void unmap_logits() {
+      if (mapped_slot >= 0) wgpuBufferUnmap(logits[mapped_slot].get());
+      mapped_slot = -1;
+      mapped = {};
+    }
   } gen;
   void submit_generation_step();
 
@@ -201,6 +213,8 @@ struct GpuModel::Impl {
     uint32_t recent_slot = 0;
     // Also every real row's logits into all.readback (a batch; all prepared).
     bool all_rows = false;
+    // >= 0: the logits copied into gen.logits[slot] before the sampler.
+    int logits_slot = -1;
   };
   void record_step(gpu::Recorder& r, const StepSel& sel) const;
   // The whole step (sel's layer range ignored) as one command buffer per

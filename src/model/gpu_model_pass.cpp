@@ -335,6 +335,7 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
     }
   }
   if (sel.sample && m.gen.sampler && on(KernelFamily::Sample)) {
+    if (sel.logits_slot >= 0) r.copy(m.logits, 0, m.gen.logits[sel.logits_slot], 0, uint64_t{m.cfg.n_vocab} * 4);
     m.gen.sampler.record(r);
     r.copy(m.gen.sampler.result(), 0, m.ids, 0, 4);  // the next step's token
     r.copy(m.gen.sampler.result(), 0, m.gen.tokens[sel.token_slot], 0, 4);

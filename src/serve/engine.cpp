@@ -165,8 +165,9 @@ Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
   const model::SamplerConfig& sc = p.request.sampler;
   model::Sampler host(sc);
   host.accept(p.tokens);
-  o.gpu_sampled = !want_lp && opt_.gpu_sampler && model::gpu_sampling_unsupported(sc).empty() && p.max_tokens > 0;
-  if (o.gpu_sampled) model_.begin_generation(sc, p.max_tokens, p.tokens);
+  // On the GPU where it can; with logprobs, each step's logits come back too.
+  o.gpu_sampled = opt_.gpu_sampler && model::gpu_sampling_unsupported(sc).empty() && p.max_tokens > 0;
+  if (o.gpu_sampled) model_.begin_generation(sc, p.max_tokens, p.tokens, want_lp.has_value());
   TextStream ts(p.request.stop);
   std::vector<model::TokenId> taken;
   // With logprobs: one per token pushed to the text (after the echoed
@@ -185,6 +186,7 @@ Outcome Engine::generate_locked(const Prepared& p, const OnText& on_text) {
   if (p.request.echo && !deliver(echoed, true)) o.finish = Finish::Cancelled;
   for (uint32_t i = 0; i < p.max_tokens && o.finish != Finish::Cancelled; ++i) {
     const model::TokenId id = o.gpu_sampled ? model_.next_token() : host.sample(logits);
+    if (o.gpu_sampled && want_lp) logits = model_.token_logits();  // what the token was drawn from
     host.accept(id);
     taken.push_back(id);
     if (i == 0) t_first = clock::now();

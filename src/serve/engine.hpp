@@ -97,7 +97,8 @@ class Engine {
   // (UTF-8 complete, not part of a stop string), with the log probabilities
   // of the tokens whose text starts in it (request.logprobs; a token with
   // empty text goes with the next piece, or the last); returning false
-  // cancels. Requests with logprobs sample on the host (it reads the logits).
+  // cancels. With logprobs and the GPU sampler, each step's logits come back
+  // beside its token (GpuModel::token_logits).
   // Requests wait for each other. A failure (e.g. a lost device) throws
   // blockq::Error and leaves the cache empty.
   using OnText = std::function<bool(std::string_view text, std::span<const TokenLogprob> logprobs)>;

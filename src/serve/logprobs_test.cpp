@@ -1,7 +1,8 @@
 // Log probabilities over HTTP on the tiny synthetic llama (logprobs, echo),
 // and serve::token_logprob against a float64 log-sum-exp: the values are a
-// host loop's over the same logits, streamed or not, chat or legacy; a stop
-// string drops its tokens'; an echoed prompt's are a token-at-a-time loop's.
+// host loop's over the same logits, streamed or not, chat or legacy, on the
+// GPU sampler or the host's; a stop string drops its tokens'; an echoed
+// prompt's are a token-at-a-time loop's.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -127,6 +128,40 @@ TEST(Serve, LogprobsAreTheHostLoops) {
   while (before < lp["text_offset"].size() && size_t(lp["text_offset"][before]) < stopped.size()) ++before;
   EXPECT_EQ(sj["choices"][0]["logprobs"]["text_offset"].size(), before);
   for (const json& o : sj["choices"][0]["logprobs"]["text_offset"]) EXPECT_LT(size_t(o), stopped.size());
+}
+
+// Sampled with penalties, logprobs on the GPU sampler (each step's logits
+// read back beside its token) against an engine that samples on the host:
+// the same tokens, text and log probabilities, with and without echo.
+TEST(Serve, LogprobsOnTheGpuSamplerAreTheHostSamplers) {
+  Running& r = shared();
+  EngineOptions ho = engine_options();
+  ho.gpu_sampler = false;
+  Engine host(testing_support::test_context(), file(), ho);
+  for (const bool echo : {false, true}) {
+    const json body = {{"prompt", "The quick brown fox"}, {"max_tokens", 12}, {"logprobs", 3},
+                       {"temperature", 0.8}, {"top_k", 40}, {"seed", 7}, {"frequency_penalty", 0.5},
+                       {"presence_penalty", 0.25}, {"ignore_eos", true}, {"echo", echo}};
+    const GenerationRequest req = parse_request(Endpoint::Completion, body, {});
+    const auto none = [](std::string_view, std::span<const TokenLogprob>) { return true; };
+    const Outcome g = r.engine.generate(r.engine.prepare(req), none);
+    const Outcome h = host.generate(host.prepare(req), none);
+    EXPECT_TRUE(g.gpu_sampled) << "these settings should sample on the GPU";
+    EXPECT_FALSE(h.gpu_sampled);
+    EXPECT_EQ(g.text, h.text);
+    ASSERT_EQ(g.logprobs.size(), h.logprobs.size());
+    ASSERT_GT(g.logprobs.size(), 10u);
+    for (size_t i = 0; i < g.logprobs.size(); ++i) {
+      const TokenLogprob &a = g.logprobs[i], &b = h.logprobs[i];
+      EXPECT_EQ(a.id, b.id) << i;
+      EXPECT_EQ(a.none, b.none) << i;
+      // Within rounding: the shared engine may hold the prompt in its cache
+      // and evaluate it in other batches than the fresh one.
+      EXPECT_NEAR(a.logprob, b.logprob, 1e-4) << i;
+      ASSERT_EQ(a.top.size(), b.top.size()) << i;
+      for (size_t k = 0; k < a.top.size(); ++k) EXPECT_EQ(a.top[k].id, b.top[k].id) << i;
+    }
+  }
 }
 
 // Echo with logprobs (as lm-eval's loglikelihood asks: token ids, max_tokens

@@ -4,8 +4,9 @@
 // the same seed (also when the prompt
 // ends with a full batch, whose logits the first token is sampled from); after end_generation
 // the KV cache is the host loop's (the next eval's logits bit for bit), also
-// when the host stops early; a full cache, eval during generation and
-// unsupported settings are errors.
+// when the host stops early; with_logits hands over the host loop's logits
+// of each token; a full cache, eval during generation and unsupported
+// settings are errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -149,6 +150,39 @@ TEST(GpuGeneration, PenaltiesTokensAreTheHostSamplers) {
   sc.repeat_last_n = 3;
   sc.seed = 10;
   same_as_host(sc, 12, 20);  // stops early: the queued step's copy into the window is discarded
+}
+
+// with_logits: each token_logits() is the host loop's logits for that token,
+// bit for bit, before the penalties (which rewrite the GPU's logits in place
+// after the copy); the first comes from the prompt's eval.
+TEST(GpuGeneration, TokenLogitsAreTheHostLoops) {
+  gpu::Context& ctx = testing_support::test_context();
+  GpuModel host(ctx, file(), {.n_ctx = 64, .batch = 4, .crossover = 8u});
+  GpuModel gpu(ctx, file(), {.n_ctx = 64, .batch = 4, .crossover = 8u});
+  const SamplerConfig sc = run_defaults(11, {1.3f, 0.3f, 0.2f});
+  Sampler s(sc);
+  s.accept(kPrompt);
+  std::span<const float> hl = host.eval(kPrompt);
+  gpu.eval(kPrompt);
+  gpu.begin_generation(sc, 10, kPrompt, true);
+  for (int i = 0; i < 10; ++i) {
+    const TokenId t = s.sample(hl);
+    s.accept(t);
+    ASSERT_EQ(gpu.next_token(), t) << "token " << i;
+    const std::span<const float> gl = gpu.token_logits();
+    ASSERT_EQ(gl.size(), hl.size());
+    EXPECT_EQ(std::memcmp(gl.data(), hl.data(), hl.size() * 4), 0) << "token " << i << "'s logits";
+    if (i + 1 < 10) hl = host.eval(t);
+  }
+  gpu.end_generation();
+  EXPECT_THROW(gpu.token_logits(), Error);
+  // Without with_logits there are none.
+  gpu.reset();
+  gpu.eval(kPrompt);
+  gpu.begin_generation(sc, 2, kPrompt);
+  gpu.next_token();
+  EXPECT_THROW(gpu.token_logits(), Error);
+  gpu.end_generation();
 }
 
 TEST(GpuGeneration, StoppingEarlyLeavesTheHostLoopsCache) {
