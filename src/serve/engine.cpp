@@ -27,8 +27,11 @@ TokenLogprob token_logprob(std::span<const float> logits, model::TokenId id, uin
   float mx = -INFINITY;
   for (const float l : logits)
     if (l > mx) mx = l;
+  // exp in f32 (within an ulp or two), summed in double: 0.47 ms for 128256
+  // logits where exp in double took 1.08 (a generation step of a 1B model
+  // on the H200 takes 0.7).
   double sum = 0;
-  for (const float l : logits) sum += std::exp(double(l) - double(mx));
+  for (const float l : logits) sum += double(std::exp(l - mx));
   const double lse = double(mx) + std::log(sum);
   TokenLogprob t;
   t.id = id;
