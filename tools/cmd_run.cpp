@@ -73,6 +73,7 @@ void run(const RunArgs& a, const GlobalOptions& g) {
            m.n_ctx());
 
   model::SamplerConfig sc = a.sampling.config();
+  check_logit_bias(sc, c.n_vocab);
   sc.seed = a.seed;
   model::Sampler sampler(sc);
   sampler.accept(prompt);

@@ -37,6 +37,7 @@ void serve_main(const ServeArgs& a, const GlobalOptions& g) {
 
   serve::ServerOptions so;
   so.defaults = a.sampling.config();
+  check_logit_bias(so.defaults, engine.n_vocab());
   so.api_key = a.api_key;
   serve::Server server(engine, so);
   const int port = server.bind(a.host, a.port);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -364,7 +365,14 @@ void GpuModel::prepare_generation(const SamplerConfig& cfg) {
   const uint32_t k = cfg.temperature <= 0.0f ? 1 : std::min<uint32_t>(uint32_t(cfg.top_k), m.cfg.n_vocab);
   sample::Options o;
   o.penalty_window = penalties_on(cfg) ? uint32_t(cfg.repeat_last_n) : 0;
-  if (!m.gen.sampler || m.gen.sampler.plan().pick.k != k || m.gen.sampler.plan().penalty.k != o.penalty_window)
+  // The bias table's slots: a power of two >= the ids in the vocabulary (at
+  // least 16, at most n_vocab), so that a few sizes serve every request.
+  const size_t biased = size_t(std::count_if(cfg.logit_bias.begin(), cfg.logit_bias.end(), [&](const auto& e) {
+    return e.first >= 0 && uint32_t(e.first) < m.cfg.n_vocab;
+  }));
+  o.bias_slots = biased ? uint32_t(std::min<size_t>(std::bit_ceil(std::max<size_t>(biased, 16)), m.cfg.n_vocab)) : 0;
+  const sample::Plan& have = m.gen.sampler ? m.gen.sampler.plan() : sample::Plan{};
+  if (!m.gen.sampler || have.pick.k != k || have.penalty.k != o.penalty_window || have.bias.k != o.bias_slots)
     m.gen.sampler = sample::GpuSampler(*m.ctx, m.cfg.n_vocab, k, m.logits, o);
   for (int i = 0; i < 2; ++i)
     if (!m.gen.tokens[i]) m.gen.tokens[i] = m.ctx->create_buffer(4, gpu::kReadback, fmt::format("generated token {}", i));
@@ -385,6 +393,16 @@ void GpuModel::begin_generation(const SamplerConfig& cfg, uint32_t max_tokens, s
   m.unmap_logits();
   m.ahead.clear();
   m.gen.sampler.set(*m.ctx, {});
+  if (m.gen.sampler.plan().bias.k > 0) {  // the ids in the vocabulary (distinct: SamplerConfig's contract)
+    std::vector<uint32_t> ids;
+    std::vector<float> bias;
+    for (const auto& [id, b] : cfg.logit_bias)
+      if (id >= 0 && uint32_t(id) < m.cfg.n_vocab) {
+        ids.push_back(uint32_t(id));
+        bias.push_back(b);
+      }
+    m.gen.sampler.set_bias(*m.ctx, ids, bias);
+  }
   // The penalties' window: history token j in slot j % w (its last w), the
   // generated token s copied by its step into slot (history + s) % w, over
   // the oldest (Impl::Generation).

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -166,13 +167,26 @@ void Sampler::accept(TokenId id) {
   while (recent_.size() > size_t(cfg_.repeat_last_n)) recent_.pop_front();
 }
 
+std::vector<std::pair<TokenId, float>> merge_logit_bias(std::span<const std::pair<TokenId, float>> entries) {
+  std::map<TokenId, float> m;
+  for (const auto& [id, b] : entries) m[id] += b;
+  return {m.begin(), m.end()};
+}
+
 TokenId Sampler::sample(std::span<const float> logits) {
   BQ_CHECK(!logits.empty(), "sampling from an empty logits vector");
-  // The logits, after the penalties (then in a buffer kept between calls).
+  // The logits, after the bias and the penalties (then in a buffer kept
+  // between calls).
   std::span<const float> v = logits;
-  if (!recent_.empty() && (cfg_.repeat_penalty != 1.0f || cfg_.frequency_penalty != 0.0f ||
-                           cfg_.presence_penalty != 0.0f)) {
+  const bool penalize = !recent_.empty() && (cfg_.repeat_penalty != 1.0f || cfg_.frequency_penalty != 0.0f ||
+                                             cfg_.presence_penalty != 0.0f);
+  if (penalize || !cfg_.logit_bias.empty()) {
     work_.assign(logits.begin(), logits.end());
+    for (const auto& [id, b] : cfg_.logit_bias)
+      if (id >= 0 && size_t(id) < work_.size()) work_[size_t(id)] += b;
+    v = work_;
+  }
+  if (penalize) {
     std::unordered_map<TokenId, int> count;
     for (TokenId t : recent_) ++count[t];
     for (const auto& [id, n] : count)

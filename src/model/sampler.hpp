@@ -13,6 +13,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/tokenizer.hpp"
@@ -30,7 +31,15 @@ struct SamplerConfig {
   float presence_penalty = 0.0f;   // subtracted once if the token occurred
   int repeat_last_n = 64;        // how many recent tokens the penalties look at
   uint64_t seed = 0;
+  // Added to the logits before the penalties (llama.cpp's logit_bias; -inf
+  // bans a token). Distinct ids (merge_logit_bias); ids outside the
+  // vocabulary are skipped.
+  std::vector<std::pair<TokenId, float>> logit_bias;
 };
+
+// (id, bias) pairs as SamplerConfig::logit_bias takes them: each id once, in
+// ascending order, its biases added up in the given order (f32).
+std::vector<std::pair<TokenId, float>> merge_logit_bias(std::span<const std::pair<TokenId, float>> entries);
 
 struct Candidate {
   TokenId id;

@@ -85,6 +85,10 @@ Prepared Engine::prepare(GenerationRequest r) const {
     if (p.tokens.empty()) throw RequestError("prompt", "'prompt' gives no tokens");
   }
   if (p.tokens.empty()) throw RequestError("messages", "the messages give no tokens");
+  for (const auto& [id, b] : r.sampler.logit_bias)
+    if (id < 0 || uint32_t(id) >= model_.config().n_vocab)
+      throw RequestError("logit_bias", fmt::format("'logit_bias': token id {} is outside the vocabulary [0, {})", id,
+                                                   model_.config().n_vocab));
   const uint32_t ctx = n_ctx();
   if (p.tokens.size() >= ctx)
     throw RequestError(r.endpoint == Endpoint::Chat ? "messages" : "prompt",

@@ -87,6 +87,7 @@ class Engine {
 
   const std::string& model_id() const { return opt_.model_id; }
   uint32_t n_ctx() const { return model_.n_ctx(); }
+  uint32_t n_vocab() const { return model_.config().n_vocab; }
   const model::Tokenizer& tokenizer() const { return tok_; }
   const model::ChatFormat& chat_format() const { return chat_; }
 

@@ -1,6 +1,7 @@
 // Parsing and checking of OpenAI-style generation requests.
 #include "serve/request.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -124,6 +125,41 @@ std::vector<std::string> stops(const json& v) {
   return out;
 }
 
+// logit_bias: OpenAI's object {"<token id>": bias} or llama.cpp's array
+// [[id, bias], ...]; a bias is a number, or false (-inf: the token is
+// banned). A repeated id's biases add up. The ids are checked against the
+// vocabulary by Engine::prepare.
+std::vector<std::pair<model::TokenId, float>> logit_bias(const json& v) {
+  const std::string name = "logit_bias";
+  auto value = [&](const json& b, const std::string& what) {
+    if (b.is_boolean() && !b.get<bool>()) return -INFINITY;
+    return float(number(b, what, -1e30, 1e30));
+  };
+  auto id_of = [&](const std::string& key) {
+    int64_t id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || id < 0 || id > std::numeric_limits<int32_t>::max())
+      bad(name, fmt::format("'logit_bias': key '{}' is not a token id", key));
+    return model::TokenId(id);
+  };
+  std::vector<std::pair<model::TokenId, float>> e;
+  if (v.is_object()) {
+    for (const auto& [key, b] : v.items()) e.emplace_back(id_of(key), value(b, fmt::format("logit_bias[{}]", key)));
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      const json& pair = v[i];
+      if (!pair.is_array() || pair.size() != 2)
+        bad(name, fmt::format("'logit_bias[{}]' must be a pair [token id, bias]", i));
+      const std::string what = fmt::format("logit_bias[{}]", i);
+      e.emplace_back(model::TokenId(integer(pair[0], what + "[0]", 0, std::numeric_limits<int32_t>::max())),
+                     value(pair[1], what + "[1]"));
+    }
+  } else {
+    bad(name, "'logit_bias' must be an object of token ids and biases, or an array of [id, bias] pairs");
+  }
+  return model::merge_logit_bias(e);
+}
+
 // Fields whose meaning blockq does not implement: an error unless they ask
 // for nothing (false, 0, 1 where that is the default, empty).
 void refuse_unsupported(const json& body, Endpoint ep) {
@@ -134,7 +170,7 @@ void refuse_unsupported(const json& body, Endpoint ep) {
     bad("echo", "'echo' is a completions field");
   if (const json* s = field(body, "suffix"); s && !(s->is_string() && s->get<std::string>().empty()))
     bad("suffix", "'suffix' is not supported");
-  for (const char* name : {"logit_bias", "tools", "functions"})
+  for (const char* name : {"tools", "functions"})
     if (const json* v = field(body, name); v && !v->empty()) bad(name, fmt::format("'{}' is not supported", name));
   for (const char* name : {"tool_choice", "function_call"})
     if (const json* v = field(body, name); v && !(v->is_string() && v->get<std::string>() == "none"))
@@ -206,6 +242,7 @@ GenerationRequest parse_request(Endpoint endpoint, const json& body, const model
     if (!(s.repeat_penalty > 0.0f)) bad("repeat_penalty", "'repeat_penalty' must be positive");
   }
   if (const json* v = field(body, "repeat_last_n")) s.repeat_last_n = int(integer(*v, "repeat_last_n", 0, kMaxInt));
+  if (const json* v = field(body, "logit_bias")) s.logit_bias = logit_bias(*v);
   if (const json* v = field(body, "seed")) {
     s.seed = uint64_t(integer(*v, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
     r.seeded = true;

@@ -1,7 +1,10 @@
 // parse_request: OpenAI fields into a GenerationRequest over the server's
-// defaults, nulls as absent, and a RequestError naming the field for a wrong
+// defaults (logit_bias in both of its forms), nulls as absent, and a
+// RequestError naming the field for a wrong
 // type or range, a missing field, or a feature blockq does not implement.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -167,6 +170,34 @@ TEST(Request, Logprobs) {
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"echo", 1}}), "echo");
 }
 
+// logit_bias: OpenAI's object of id strings, llama.cpp's array of pairs,
+// false for a ban (-inf), repeats added up, ids in ascending order; keys that
+// are not ids, pairs that are not pairs, and values that are not numbers
+// are errors naming the field.
+TEST(Request, LogitBias) {
+  auto bias = [](json v) {
+    return parse_request(Endpoint::Completion, {{"prompt", "x"}, {"logit_bias", v}}, {}).sampler.logit_bias;
+  };
+  using Pairs = std::vector<std::pair<model::TokenId, float>>;
+  EXPECT_EQ(bias({{"15", 2}, {"7", -100}, {"300", false}}), (Pairs{{7, -100.0f}, {15, 2.0f}, {300, -INFINITY}}));
+  EXPECT_EQ(bias(json::parse("[[15, 1.5], [7, false], [15, 0.25]]")), (Pairs{{7, -INFINITY}, {15, 1.75f}}));
+  EXPECT_TRUE(bias(json::object()).empty());
+  EXPECT_TRUE(bias(json::array()).empty());
+  auto err = [](json v) {
+    return error_param(Endpoint::Completion, {{"prompt", "x"}, {"logit_bias", v}});
+  };
+  std::string msg;
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", "x"}, {"logit_bias", {{"hello", 2}}}}, &msg), "logit_bias");
+  EXPECT_NE(msg.find("'hello' is not a token id"), std::string::npos) << msg;
+  EXPECT_EQ(err({{"-3", 2}}), "logit_bias");
+  EXPECT_EQ(err({{"15", "big"}}), "logit_bias[15]");
+  EXPECT_EQ(err({{"15", true}}), "logit_bias[15]");  // only false bans
+  EXPECT_EQ(err(json::parse("[[15]]")), "logit_bias");
+  EXPECT_EQ(err(json::parse("[[-1, 2]]")), "logit_bias[0][0]");
+  EXPECT_EQ(err(json::parse("[[1, null]]")), "logit_bias[0][1]");
+  EXPECT_EQ(err(5), "logit_bias");
+}
+
 TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
   const json user = json::parse(R"([{"role": "user", "content": "x"}])");
   auto chat = [&](json extra) {
@@ -174,7 +205,6 @@ TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
     return error_param(Endpoint::Chat, extra);
   };
   EXPECT_EQ(chat({{"n", 2}}), "n");
-  EXPECT_EQ(chat({{"logit_bias", {{"15", 2}}}}), "logit_bias");
   EXPECT_EQ(chat({{"tools", {{{"type", "function"}}}}}), "tools");
   EXPECT_EQ(chat({{"tool_choice", "auto"}}), "tool_choice");
   EXPECT_EQ(chat({{"response_format", {{"type", "json_object"}}}}), "response_format");

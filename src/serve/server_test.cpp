@@ -114,6 +114,33 @@ TEST(Serve, PenaltiesGiveTheHostLoopsText) {
   EXPECT_EQ(j["usage"]["completion_tokens"], n);
 }
 
+// logit_bias (sampled on the GPU): the plain greedy tokens banned, in
+// OpenAI's form and llama.cpp's; the host loop's text with the same bias.
+// An id outside the vocabulary is a 400 naming the field.
+TEST(Serve, LogitBiasGivesTheHostLoopsText) {
+  Running& r = shared();
+  const std::vector<model::TokenId> prompt = {5, 77, 300, 41, 9};
+  const std::vector<model::TokenId> plain = host_ids(prompt, 6);
+  json object = json::object(), pairs = json::array();
+  for (size_t i = 0; i < 3; ++i) {
+    object[std::to_string(plain[i])] = -100;
+    pairs.push_back({plain[i], false});
+  }
+  for (const json& lb : {object, pairs}) {
+    const json body = {{"prompt", prompt}, {"temperature", 0}, {"max_tokens", 6}, {"logit_bias", lb}};
+    const GenerationRequest req = parse_request(Endpoint::Completion, body, {});
+    const std::vector<model::TokenId> want_ids = host_ids(prompt, 6, req.sampler);
+    for (const model::TokenId t : want_ids)
+      for (size_t i = 0; i < 3; ++i) ASSERT_NE(t, plain[i]) << "the host loop drew a banned token";
+    const auto [want, n] = host_greedy(prompt, 6, req.sampler);
+    const json j = r.post("/v1/completions", body);
+    const json sent = json::parse(json(want).dump(-1, ' ', false, json::error_handler_t::replace));
+    EXPECT_EQ(j["choices"][0]["text"], sent) << lb.dump();
+    EXPECT_EQ(j["usage"]["completion_tokens"], n);
+  }
+  const json e = r.post("/v1/completions", {{"prompt", "x"}, {"logit_bias", {{"99999999", 1}}}}, 400);
+  EXPECT_EQ(e["error"]["param"], "logit_bias") << e.dump();
+}
 
 TEST(Serve, StreamingSendsTheSameText) {
   Running& r = shared();

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include <fmt/format.h>
@@ -150,6 +152,28 @@ TEST(GpuGeneration, PenaltiesTokensAreTheHostSamplers) {
   sc.repeat_last_n = 3;
   sc.seed = 10;
   same_as_host(sc, 12, 20);  // stops early: the queued step's copy into the window is discarded
+}
+
+// A logit bias (before the penalties): greedy with the plain greedy tokens
+// banned, and sampled with 17 then 40 biased ids (tables of 32 and 64
+// slots) and penalties; the GPU's tokens are the host loop's.
+TEST(GpuGeneration, LogitBiasTokensAreTheHostSamplers) {
+  const std::vector<TokenId> plain = same_as_host({}, 8, 8);
+  SamplerConfig sc;
+  for (size_t i = 0; i < 3; ++i) sc.logit_bias.push_back({plain[i], -INFINITY});
+  sc.logit_bias = merge_logit_bias(sc.logit_bias);
+  const std::vector<TokenId> banned = same_as_host(sc, 8, 8);
+  for (const TokenId t : banned)
+    for (size_t i = 0; i < 3; ++i) EXPECT_NE(t, plain[i]) << "a banned token was drawn";
+  sc = run_defaults(12, {1.2f, 0.1f, 0.1f});
+  std::mt19937 rng(5);
+  std::vector<std::pair<TokenId, float>> b;
+  for (int i = 0; i < 17; ++i) b.push_back({TokenId(rng() % 512), float(int(rng() % 13) - 6)});
+  sc.logit_bias = merge_logit_bias(b);
+  same_as_host(sc, 10, 10);
+  for (int i = 0; i < 23; ++i) b.push_back({TokenId(rng() % 512), float(int(rng() % 13) - 6)});
+  sc.logit_bias = merge_logit_bias(b);
+  same_as_host(sc, 10, 10, kPrompt8);
 }
 
 // with_logits: each token_logits() is the host loop's logits for that token,

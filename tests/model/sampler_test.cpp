@@ -47,6 +47,37 @@ TEST(Sampler, PenaltiesFollowLlamaCpp) {
   EXPECT_EQ(s.sample(std::vector<float>{2.0f, 1.0f}), 1);
 }
 
+// The logit bias is added before the penalties (llama.cpp's chain): a ban
+// (-inf) removes the best token, a large bias makes another win, ids outside
+// the vocabulary are skipped; merge_logit_bias adds repeats up.
+TEST(Sampler, LogitBiasComesBeforeThePenalties) {
+  const auto lg = random_logits(500, 4);
+  const TokenId best = TokenId(std::max_element(lg.begin(), lg.end()) - lg.begin());
+  SamplerConfig cfg;
+  cfg.logit_bias = {{best, -INFINITY}, {600, 50.0f}};
+  Sampler ban(cfg);
+  const TokenId second = ban.sample(lg);
+  EXPECT_NE(second, best);
+  std::vector<float> without = lg;
+  without[size_t(best)] = -INFINITY;
+  EXPECT_EQ(second, TokenId(std::max_element(without.begin(), without.end()) - without.begin()));
+  cfg.logit_bias = {{7, 30.0f}};
+  EXPECT_EQ(Sampler(cfg).sample(lg), 7);
+  // Bias then penalty: (2 + 1) / 2 = 1.5; the other order would give
+  // 2 / 2 + 1 = 2, which beats 1.6.
+  cfg = {};
+  cfg.repeat_penalty = 2.0f;
+  cfg.logit_bias = {{0, 1.0f}};
+  Sampler s(cfg);
+  s.accept(0);
+  EXPECT_EQ(s.sample(std::vector<float>{2.0f, 1.6f}), 1);  // (2 + 1) / 2 = 1.5 < 1.6
+  Sampler s2(cfg);
+  s2.accept(0);
+  EXPECT_EQ(s2.sample(std::vector<float>{2.0f, 1.4f}), 0);  // 1.5 > 1.4
+  const std::vector<std::pair<TokenId, float>> raw = {{9, 1.0f}, {3, -2.0f}, {9, 0.5f}};
+  EXPECT_EQ(merge_logit_bias(raw), (std::vector<std::pair<TokenId, float>>{{3, -2.0f}, {9, 1.5f}}));
+}
+
 TEST(Sampler, Filters) {
   std::vector<Candidate> c;
   for (int i = 0; i < 10; ++i) c.push_back({i, float(i)});

@@ -25,6 +25,7 @@ std::string_view op_name(Op op) {
     case Op::SampleTopK: return "sample_topk";
     case Op::SamplePick: return "sample_pick";
     case Op::SamplePenalty: return "sample_penalty";
+    case Op::SampleBias: return "sample_bias";
   }
   return "?";
 }

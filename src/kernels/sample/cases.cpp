@@ -1,11 +1,12 @@
 // The sample family's registry entry: the contract cases of blockq.Sample
 // (contract/*.json) run natively against the twin (token and ids exactly,
-// penalised logits within rounding) and float64 (the drawn probability),
-// benched, and exported as a replayable Program (the penalties, the rounds
-// and the pick).
+// biased and penalised logits within rounding) and float64 (the drawn
+// probability), benched, and exported as a replayable Program (the bias, the
+// penalties, the rounds and the pick).
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -24,7 +25,8 @@ using kernels::CaseResult;
 constexpr uint32_t kPoison = 0x7fc0deadu;  // outputs never written show
 
 // A case's logits [n], top-k, draw parameters and plan options; with
-// `recent` [W] the penalties (o.penalty_window W).
+// `recent` [W] the penalties (o.penalty_window W); with `bias_ids` and
+// `bias` [B] a bias table (o.bias_slots: its distinct ids).
 struct Case {
   std::vector<float> logits;
   uint32_t k = 1;
@@ -32,9 +34,12 @@ struct Case {
   Options o;
   std::vector<uint32_t> recent;  // -1 read as kNoToken
   Penalties pen;
-  // The logits the rounds see: after the twin's penalties, if any.
+  std::vector<uint32_t> bias_ids;  // distinct, below n
+  std::vector<float> bias;
+  // The logits the rounds see: after the twin's bias and penalties, if any.
   std::vector<float> penalized() const {
     std::vector<float> v = logits;
+    twin::add_bias(v, bias_ids, bias);
     if (!recent.empty()) twin::penalize(v, recent, pen);
     return v;
   }
@@ -65,7 +70,34 @@ Case make_case(const std::string& name, const contract::json& opt,
     c.o.penalty_window = uint32_t(std::min<size_t>(c.recent.size(), UINT32_MAX));
     BQ_CHECK(c.pen.repeat > 0.0f, "case {}: repeat_penalty {} must be positive", name, c.pen.repeat);
   }
+  BQ_CHECK(inputs.count("bias_ids") == inputs.count("bias"), "case {}: bias_ids and bias go together", name);
+  if (inputs.count("bias_ids")) {
+    const contract::HostTensor i = contract::materialize(inputs.at("bias_ids"), fmt::format("case {}: input bias_ids", name));
+    const contract::HostTensor b = contract::materialize(inputs.at("bias"), fmt::format("case {}: input bias", name));
+    BQ_CHECK(i.shape.size() == 1 && i.shape == b.shape, "case {}: bias_ids and bias must be [B] alike", name);
+    // A repeated id's biases add up (in order, f32); -1 and ids past the
+    // vocabulary are dropped.
+    std::map<uint32_t, float> merged;
+    const std::vector<int32_t> ids = i.as<int32_t>();
+    const std::vector<float> vals = b.as<float>();
+    for (size_t j = 0; j < ids.size(); ++j)
+      if (ids[j] >= 0 && size_t(ids[j]) < c.logits.size()) merged[uint32_t(ids[j])] += vals[j];
+    for (const auto& [id, v] : merged) {
+      c.bias_ids.push_back(id);
+      c.bias.push_back(v);
+    }
+    c.o.bias_slots = uint32_t(c.bias_ids.size());
+  }
   return c;
+}
+
+// The case's bias and window, onto a sampler planned for them.
+void set_inputs(const gpu::Context& ctx, const GpuSampler& s, const Case& c) {
+  if (!c.bias_ids.empty()) s.set_bias(ctx, c.bias_ids, c.bias);
+  if (!c.recent.empty()) {
+    s.set_recent(ctx, c.recent);
+    s.set_penalties(ctx, c.pen);
+  }
 }
 
 // The twin's token and ids as numbers: result words [0, k].
@@ -83,17 +115,15 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc) {
     const GpuSampler s(ctx, n, c.k, lb, c.o);
     ctx.upload<uint32_t>(s.result(), std::vector<uint32_t>(c.k + 2, kPoison));
     s.set(ctx, c.prm);
-    if (!c.recent.empty()) {
-      s.set_recent(ctx, c.recent);
-      s.set_penalties(ctx, c.pen);
-    }
+    set_inputs(ctx, s, c);
     gpu::Recorder rec(ctx, "sample.case");
     s.record(rec);
     rec.submit();
     const std::vector<uint32_t> w = ctx.download<uint32_t>(s.result());
     const std::vector<float> pl_twin = c.penalized();
     const twin::Pick want = twin::pick(pl_twin, c.k, c.prm);
-    const double pen_err = c.recent.empty() ? 0.0 : kernels::max_rel(ctx.download<float>(lb), pl_twin);
+    const bool edits = !c.recent.empty() || !c.bias_ids.empty();
+    const double pen_err = edits ? kernels::max_rel(ctx.download<float>(lb), pl_twin) : 0.0;
     const std::vector<float> got(w.begin(), w.begin() + c.k + 1);
     const float p = std::bit_cast<float>(w[c.k + 1]);
     CaseResult r;
@@ -106,9 +136,10 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc) {
     const Plan& pl = s.plan();
     r.detail = fmt::format("{} logits, top-{}: token {} (twin {}), p {:.6g}, {} round(s), a pick of {}", n, c.k, w[0],
                            want.token, p, pl.rounds.size(), pl.pick.n);
-    if (!c.recent.empty())
-      r.detail += fmt::format("; penalties over a window of {}: logits rel err vs twin {:.2g} (at most {:.0e})",
-                              c.recent.size(), pen_err, kPenaltyTolerance);
+    if (!c.bias_ids.empty()) r.detail += fmt::format("; a bias on {} ids", c.bias_ids.size());
+    if (!c.recent.empty()) r.detail += fmt::format("; penalties over a window of {}", c.recent.size());
+    if (edits)
+      r.detail += fmt::format(": logits rel err vs twin {:.2g} (at most {:.0e})", pen_err, kPenaltyTolerance);
     if (c.prm.temperature > 0) r.detail += fmt::format("; the draw's margin {:.2g}", want.margin);
     return r;
   });
@@ -120,10 +151,7 @@ BenchRow bench(gpu::Context& ctx, const contract::BenchCase& bc) {
   const gpu::Buffer lb = ctx.storage<float>(c.logits, "sample.logits");
   const GpuSampler s(ctx, n, c.k, lb, c.o);
   s.set(ctx, c.prm);
-  if (!c.recent.empty()) {
-    s.set_recent(ctx, c.recent);
-    s.set_penalties(ctx, c.pen);
-  }
+  set_inputs(ctx, s, c);
   BenchRow row = kernels::time_body(ctx, bc.samples, [&](gpu::Recorder& r) { s.record(r); });
   row.name = bc.name;
   row.bytes = uint64_t{n} * 4;
@@ -133,6 +161,7 @@ BenchRow bench(gpu::Context& ctx, const contract::BenchCase& bc) {
                            pl.rounds.empty() ? 0 : pl.rounds[0].tile, pl.rounds.empty() ? pl.pick.wg : pl.rounds[0].wg,
                            pl.pick.n);
   if (pl.penalty.k) row.detail = fmt::format("penalties over {} (wg {}), ", pl.penalty.k, pl.penalty.wg) + row.detail;
+  if (pl.bias.k) row.detail = fmt::format("a bias on {} ids, ", pl.bias.k) + row.detail;
   return row;
 }
 
@@ -154,6 +183,13 @@ kernels::Program program(const gpu::Context& ctx, const contract::TestCase& tc) 
   const uint32_t br = add("result", uint64_t{c.k + 2} * 4, nullptr, 0, kPoison);
   const uint32_t bc[2] = {add("candidates0", candidate_bytes(pl), nullptr, 0, kPoison),
                           add("candidates1", candidate_bytes(pl), nullptr, 0, kPoison)};
+  if (pl.bias.k) {
+    const uint32_t bi = add("bias_ids", c.bias_ids.size() * 4, c.bias_ids.data(), c.bias_ids.size() * 4);
+    const uint32_t bb = add("bias", c.bias.size() * 4, c.bias.data(), c.bias.size() * 4);
+    prog.kernels.push_back({pl.bias.key(), wgsl(pl.bias), pl.bias.wg});
+    prog.dispatches.push_back(
+        {uint32_t(prog.kernels.size() - 1), {bl, bi, bb}, {(pl.bias.k + pl.bias.wg - 1) / pl.bias.wg, 1, 1}});
+  }
   if (pl.penalty.k) {
     const float pen[3] = {c.pen.repeat, c.pen.frequency, c.pen.presence};
     const uint32_t bw = add("recent", c.recent.size() * 4, c.recent.data(), c.recent.size() * 4);

@@ -1,5 +1,6 @@
-// Planning, generation and binding of the GPU sampler (penalty.wgsl with a
-// window, topk.wgsl rounds, then pick.wgsl; sample.hpp gives the steps).
+// Planning, generation and binding of the GPU sampler (bias.wgsl with bias
+// slots, penalty.wgsl with a window, topk.wgsl rounds, then pick.wgsl;
+// sample.hpp gives the steps).
 #include "kernels/sample/sample.hpp"
 
 #include <algorithm>
@@ -111,12 +112,30 @@ Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Optio
                                          lim.maxComputeWorkgroupSizeX}))
       p.penalty.wg *= 2;
   }
+  BQ_CHECK(o.bias_slots <= n_vocab, "sampler: {} logit bias slots for a vocabulary of {}", o.bias_slots, n_vocab);
+  if (o.bias_slots > 0) {
+    p.bias = base;
+    p.bias.op = Op::SampleBias;
+    p.bias.n = n_vocab;
+    p.bias.k = o.bias_slots;
+    p.bias.wg = std::min({std::bit_ceil(o.bias_slots), 64u, lim.maxComputeInvocationsPerWorkgroup,
+                          lim.maxComputeWorkgroupSizeX});
+    BQ_CHECK((o.bias_slots + p.bias.wg - 1) / p.bias.wg <= base.max_groups,
+             "sampler: {} logit bias slots pass {} workgroups per dimension", o.bias_slots, base.max_groups);
+  }
   return p;
 }
 
 std::string wgsl(const KernelSpec& spec) {
-  BQ_CHECK(spec.op == Op::SampleTopK || spec.op == Op::SamplePick || spec.op == Op::SamplePenalty,
+  BQ_CHECK(spec.op == Op::SampleTopK || spec.op == Op::SamplePick || spec.op == Op::SamplePenalty ||
+               spec.op == Op::SampleBias,
            "sampler: spec {} is not a sampler's", spec.key());
+  if (spec.op == Op::SampleBias)
+    return Template(wgsl_file("kernels/sample/bias.wgsl"), spec.key())
+        .set_u("N", spec.n)
+        .set_u("B", spec.k)
+        .set_u("WG", spec.wg)
+        .render();
   if (spec.op == Op::SamplePenalty)
     return Template(wgsl_file("kernels/sample/penalty.wgsl"), spec.key())
         .set_u("N", spec.n)
@@ -174,6 +193,29 @@ GpuSampler::GpuSampler(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k
     set_recent(ctx, std::vector<uint32_t>(plan_.penalty.k, kNoToken));
     set_penalties(ctx, {});
   }
+  if (plan_.bias.k > 0) {
+    bias_ids_ = ctx.create_buffer(uint64_t{plan_.bias.k} * 4, gpu::kStorage, "sampler.bias_ids");
+    bias_values_ = ctx.create_buffer(uint64_t{plan_.bias.k} * 4, gpu::kStorage, "sampler.bias");
+    bias_ = compile(plan_.bias);
+    bias_group_ = ctx.bind(*bias_, {{&logits}, {&bias_ids_}, {&bias_values_}});
+    set_bias(ctx, {}, {});
+  }
+}
+
+void GpuSampler::set_bias(const gpu::Context& ctx, std::span<const uint32_t> ids, std::span<const float> bias) const {
+  BQ_ASSERT(bias_, "sampler: a logit bias set on a sampler planned without bias slots");
+  BQ_CHECK(ids.size() == bias.size() && ids.size() <= plan_.bias.k,
+           "sampler: {} bias ids and {} values for a table of {} slots", ids.size(), bias.size(), plan_.bias.k);
+  std::vector<uint32_t> sorted(ids.begin(), ids.end());
+  std::sort(sorted.begin(), sorted.end());
+  BQ_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
+           "sampler: the logit bias ids must be distinct (merge repeated ids first)");
+  std::vector<uint32_t> i(plan_.bias.k, kNoToken);
+  std::vector<float> v(plan_.bias.k, 0.0f);
+  std::copy(ids.begin(), ids.end(), i.begin());
+  std::copy(bias.begin(), bias.end(), v.begin());
+  ctx.upload<uint32_t>(bias_ids_, i);
+  ctx.upload<float>(bias_values_, v);
 }
 
 void GpuSampler::set_penalties(const gpu::Context& ctx, const Penalties& p) const {
@@ -197,6 +239,8 @@ void GpuSampler::set(const gpu::Context& ctx, const Params& p) const {
 void GpuSampler::record(gpu::Recorder& rec, int only) const {
   BQ_ASSERT(!kernels_.empty(), "sampler: recorded before it was made");
   const int n = int(plan_.rounds.size());
+  if (bias_ && (only < 0 || only == n + 2))
+    rec.dispatch(*bias_, bias_group_, {(plan_.bias.k + plan_.bias.wg - 1) / plan_.bias.wg, 1, 1});
   if (penalty_ && (only < 0 || only == n + 1)) rec.dispatch(*penalty_, penalty_group_, {1, 1, 1});
   for (int r = 0; r < n; ++r)
     if (only < 0 || only == r) rec.dispatch(*kernels_[r], groups_[r], {plan_.groups(r), 1, 1});

@@ -1,6 +1,8 @@
 // Next-token sampling on the GPU, from the logits [n_vocab] f32 where the
 // lm_head left them, so that a decode step can feed its token to the next
 // step without the host (model/gpu_model.hpp's generation):
+//   bias (bias.wgsl, when a bias table is planned): logits += bias at up to
+//     B distinct ids (llama.cpp's logit_bias);
 //   penalties (penalty.wgsl, when a window is planned): llama.cpp's
 //     repetition penalties in place on the logits, for the ids of a window
 //     [W] of recent tokens that the caller keeps on the GPU;
@@ -49,6 +51,8 @@ struct Options {
   // The penalties' window W of recent ids (1..kMaxPenaltyWindow); 0: no
   // penalty dispatch.
   uint32_t penalty_window = 0;
+  // The logit bias table's slots B (up to n_vocab); 0: no bias dispatch.
+  uint32_t bias_slots = 0;
 };
 
 // The key whose unsigned order is rank order: -0 as +0, NaN below -inf (0).
@@ -76,17 +80,19 @@ struct Penalties {
 // meaning, tile = the power of two >= n it selects from. CHUNK and WG come from the
 // adapter's workgroup storage and invocation limits. The penalties: op
 // SamplePenalty, n = n_vocab, k = W, tile = the hash table's slots (a power
-// of two >= W), wg (k 0: none), one workgroup.
+// of two >= W), wg (k 0: none), one workgroup. The bias: op SampleBias,
+// n = n_vocab, k = B, wg (k 0: none), ceil(B / wg) workgroups.
 struct Plan {
+  KernelSpec bias;
   KernelSpec penalty;
   std::vector<KernelSpec> rounds;
   KernelSpec pick;
   uint32_t groups(size_t r) const;  // workgroups of round r: ceil(n / CHUNK)
 };
-// Throws blockq::Error for top_k outside 1..min(kMaxTopK, n_vocab), or a
-// penalty window above kMaxPenaltyWindow.
+// Throws blockq::Error for top_k outside 1..min(kMaxTopK, n_vocab), a
+// penalty window above kMaxPenaltyWindow, or more bias slots than n_vocab.
 Plan plan(const gpu::Context& ctx, uint32_t n_vocab, uint32_t top_k, const Options& o = {});
-std::string wgsl(const KernelSpec& spec);  // a round's, the pick's or the penalties'
+std::string wgsl(const KernelSpec& spec);  // a round's, the pick's, the penalties' or the bias'
 // Bytes of each of the two candidate buffers the rounds alternate between.
 uint64_t candidate_bytes(const Plan& p);
 
@@ -106,8 +112,12 @@ class GpuSampler {
   // token over the oldest slot).
   void set_penalties(const gpu::Context& ctx, const Penalties& p) const;
   void set_recent(const gpu::Context& ctx, std::span<const uint32_t> ids) const;
+  // With bias slots: the table, ids [<= B] distinct (checked), each with its
+  // bias; the slots past them are emptied.
+  void set_bias(const gpu::Context& ctx, std::span<const uint32_t> ids, std::span<const float> bias) const;
   // Every dispatch, or only dispatch `only` (for benchmarks): 0 .. rounds - 1
-  // the rounds, rounds the pick, rounds + 1 the penalties.
+  // the rounds, rounds the pick, rounds + 1 the penalties, rounds + 2 the
+  // bias. The order run: the bias, the penalties, the rounds, the pick.
   void record(gpu::Recorder& rec, int only = -1) const;
   // [K + 2] u32: the token, the top-K ids in rank order, the token's probability (f32 bits).
   const gpu::Buffer& result() const { return result_; }
@@ -123,6 +133,9 @@ class GpuSampler {
   const gpu::Kernel* penalty_ = nullptr;  // with a window
   gpu::BindGroup penalty_group_;
   gpu::Buffer recent_, penalty_params_;
+  const gpu::Kernel* bias_ = nullptr;  // with bias slots
+  gpu::BindGroup bias_group_;
+  gpu::Buffer bias_ids_, bias_values_;
 };
 
 }  // namespace blockq::sample

@@ -322,6 +322,117 @@ TEST(SamplePenaltyPlan, FromTheLimits) {
   }
 }
 
+struct BiasCase {
+  uint32_t n, k, slots, used, window;
+  float temperature;
+};
+
+class SampleBias : public ::testing::TestWithParam<BiasCase> {};
+
+// The logit bias (bias.wgsl), then the penalties over a window (when one is
+// planned), on random logits with NaN, -inf and signed zeros. The table
+// holds `used` distinct ids: the best logit's with -inf (banned), a random
+// one with +40 (it wins greedy), ids past the vocabulary, random biases;
+// the slots after them are empty. The logits must be the twin's (bias then
+// penalties): bit for bit outside the window, within 1e-6 inside it; then
+// the top-K ids and the token.
+TEST_P(SampleBias, SameAsTwin) {
+  const BiasCase c = GetParam();
+  gpu::Context& ctx = testing_support::test_context();
+  const std::vector<float> v = logits_for(c.n, c.n + c.slots, true);
+  std::mt19937 rng(c.slots);
+  const uint32_t best = uint32_t(std::max_element(v.begin(), v.end(), [](float a, float b) {
+                                   return rank_key(a) < rank_key(b);
+                                 }) - v.begin());
+  std::vector<uint32_t> order(c.n);
+  for (uint32_t i = 0; i < c.n; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<uint32_t> ids = {best};  // banned; then distinct others
+  for (size_t i = 0; ids.size() < c.used; ++i)
+    if (order[i] != best) ids.push_back(order[i]);
+  std::vector<float> bias(c.used);
+  std::uniform_real_distribution<float> d(-5.0f, 5.0f);
+  for (float& b : bias) b = d(rng);
+  bias[0] = -INFINITY;
+  const uint32_t lifted = c.used < 2 ? kNoToken : ids[c.used / 2];  // gets +40 (none in a table of one)
+  if (c.used >= 2) bias[c.used / 2] = 40.0f;
+  if (c.used > 3) ids[c.used - 1] = c.n + 5;  // past the vocabulary: skipped
+  std::vector<uint32_t> recent(c.window);
+  for (uint32_t& id : recent) id = rng() % 10 < 5 ? ids[rng() % c.used] : rng() % c.n;
+  const Penalties pen{1.5f, 0.25f, 0.5f};
+  std::vector<float> want_l = v;
+  twin::add_bias(want_l, ids, bias);
+  if (c.window) twin::penalize(want_l, recent, pen);
+
+  const gpu::Buffer lb = ctx.storage<float>(v, "logits");
+  Options o;
+  o.bias_slots = c.slots;
+  o.penalty_window = c.window;
+  const GpuSampler s(ctx, c.n, c.k, lb, o);
+  ASSERT_EQ(s.plan().bias.k, c.slots);
+  s.set_bias(ctx, ids, bias);
+  if (c.window) {
+    s.set_recent(ctx, recent);
+    s.set_penalties(ctx, pen);
+  }
+  const Params prm{c.temperature, 0.95f, 0.02f, 0.43f};
+  const Got g = run(ctx, s, prm, c.k);
+  const std::vector<float> got_l = ctx.download<float>(lb);
+  std::vector<bool> in_window(c.n, false);
+  for (uint32_t id : recent)
+    if (id < c.n) in_window[id] = true;
+  int bad_bits = 0, changed = 0;
+  double worst = 0;
+  for (uint32_t i = 0; i < c.n; ++i) {
+    const float a = got_l[i], b = want_l[i];
+    changed += std::bit_cast<uint32_t>(a) != std::bit_cast<uint32_t>(v[i]);
+    if (!in_window[i] || std::isnan(b) || std::isinf(b)) {
+      bad_bits += std::bit_cast<uint32_t>(a) != std::bit_cast<uint32_t>(b) && !(std::isnan(a) && std::isnan(b));
+      continue;
+    }
+    worst = std::max(worst, double(std::abs(a - b)) / std::max(std::abs(double(b)), 1e-30));
+  }
+  EXPECT_EQ(bad_bits, 0) << "logits differ from the twin's bias";
+  EXPECT_LT(worst, 1e-6) << "penalised logits against the twin";
+  EXPECT_GT(changed, int(c.used) / 2);
+  const twin::Pick want = twin::pick(want_l, c.k, prm);
+  EXPECT_EQ(g.top, want.top);
+  if (g.token != want.token) {
+    EXPECT_LT(want.margin, 1e-5) << "token " << g.token << " against " << want.token;
+  }
+  EXPECT_NE(g.top[0], best) << "the banned id still ranks first";
+  if (c.temperature <= 0.0f && lifted < c.n && !in_window[lifted]) {
+    EXPECT_EQ(g.token, lifted) << "the id biased by +40";
+  }
+  fmt::print("{} logits, {} bias slots ({} used, wg {}), window {}, top-{}: {} logits changed; token {} (twin {})\n",
+             c.n, c.slots, c.used, s.plan().bias.wg, c.window, c.k, changed, g.token, want.token);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tables, SampleBias,
+                         ::testing::Values(BiasCase{3000, 1, 16, 10, 0, 0.0f},      // greedy, a small table
+                                           BiasCase{20000, 40, 300, 257, 64, 0.8f},  // with penalties after
+                                           BiasCase{700, 8, 700, 700, 5, 1.0f},     // every id biased
+                                           BiasCase{5000, 1, 64, 1, 0, 0.0f}));     // one slot: the ban only
+
+TEST(SampleBiasPlan, FromTheLimits) {
+  gpu::Context& ctx = testing_support::test_context();
+  Options o;
+  o.bias_slots = 300;
+  const Plan p = plan(ctx, 128256, 40, o);
+  EXPECT_EQ(p.bias.op, Op::SampleBias);
+  EXPECT_EQ(p.bias.k, 300u);
+  EXPECT_LE(p.bias.wg, ctx.limits().maxComputeInvocationsPerWorkgroup);
+  EXPECT_EQ(plan(ctx, 128256, 40).bias.k, 0u);  // no table: no dispatch
+  o.bias_slots = 128257;
+  EXPECT_THROW(plan(ctx, 128256, 40, o), Error);
+  o.bias_slots = 4;
+  const gpu::Buffer lb = ctx.storage<float>(std::vector<float>(100, 1.0f), "logits");
+  const GpuSampler s(ctx, 100, 1, lb, o);
+  const std::vector<uint32_t> twice = {3, 9, 3};
+  EXPECT_THROW(s.set_bias(ctx, twice, std::vector<float>(3, 1.0f)), Error);  // repeated id
+  EXPECT_THROW(s.set_bias(ctx, std::vector<uint32_t>(5, 1), std::vector<float>(5, 1.0f)), Error);  // > B
+}
+
 // Every case of the blockq.Sample contract passes natively (under this
 // binary's limits profile), and each exported Program, replayed natively,
 // gives the twin's token and ids.

@@ -108,4 +108,9 @@ void penalize(std::span<float> logits, std::span<const uint32_t> recent, const P
   }
 }
 
+void add_bias(std::span<float> logits, std::span<const uint32_t> ids, std::span<const float> bias) {
+  for (size_t i = 0; i < ids.size() && i < bias.size(); ++i)
+    if (ids[i] < logits.size()) logits[ids[i]] += bias[i];
+}
+
 }  // namespace blockq::sample::twin

@@ -1,4 +1,5 @@
-// The GPU sampler's CPU twin: the penalties slot by slot as penalty.wgsl;
+// The GPU sampler's CPU twin: the logit bias as bias.wgsl; the penalties,
+// each distinct id of the window once with its count, as penalty.wgsl;
 // the same top-K selection (exact: rank order is total, so the chunked
 // rounds give the K best in rank order) and the same f32 pick in the same
 // order as pick.wgsl; plus a float64 reference of the picked token's
@@ -32,5 +33,9 @@ Pick pick(std::span<const float> logits, uint32_t top_k, const Params& p);
 // and counts are exact; the logits may differ from a GPU's by the rounding
 // of its division (WGSL allows 2.5 ulp) and of a fused multiply-add.
 void penalize(std::span<float> logits, std::span<const uint32_t> recent, const Penalties& p);
+
+// bias.wgsl on logits [n] in place: logits[ids[i]] += bias[i] in f32 (ids
+// distinct; ids >= n skipped). Bit for bit the GPU's.
+void add_bias(std::span<float> logits, std::span<const uint32_t> ids, std::span<const float> bias);
 
 }  // namespace blockq::sample::twin
