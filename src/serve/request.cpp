@@ -163,7 +163,6 @@ std::vector<std::pair<model::TokenId, float>> logit_bias(const json& v) {
 // Fields whose meaning blockq does not implement: an error unless they ask
 // for nothing (false, 0, 1 where that is the default, empty).
 void refuse_unsupported(const json& body, Endpoint ep) {
-  if (const json* n = field(body, "n"); n && integer(*n, "n", 1, 1024) != 1) bad("n", "'n': only 1 choice is supported");
   if (const json* b = field(body, "best_of"); b && integer(*b, "best_of", 1, 1024) != 1)
     bad("best_of", "'best_of': only 1 is supported");
   if (const json* e = field(body, "echo"); ep == Endpoint::Chat && e && boolean(*e, "echo"))
@@ -243,6 +242,7 @@ GenerationRequest parse_request(Endpoint endpoint, const json& body, const model
   }
   if (const json* v = field(body, "repeat_last_n")) s.repeat_last_n = int(integer(*v, "repeat_last_n", 0, kMaxInt));
   if (const json* v = field(body, "logit_bias")) s.logit_bias = logit_bias(*v);
+  if (const json* v = field(body, "n")) r.n = uint32_t(integer(*v, "n", 1, kMaxChoices));
   if (const json* v = field(body, "seed")) {
     s.seed = uint64_t(integer(*v, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
     r.seeded = true;

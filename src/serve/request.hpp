@@ -54,9 +54,13 @@ struct GenerationRequest {
   // pieces), and with logprobs the prompt tokens' come first (the first has
   // none); max_tokens may then be 0.
   bool echo = false;
+  // Choices, generated one after another (the prompt from the cache after
+  // the first); choice i draws with seed + i.
+  uint32_t n = 1;
 };
 
 inline constexpr uint32_t kMaxTopLogprobs = 20;  // OpenAI's chat limit
+inline constexpr uint32_t kMaxChoices = 16;
 
 inline constexpr size_t kMaxStops = 16;
 inline constexpr uint32_t kCompletionDefaultMaxTokens = 16;  // OpenAI's for /v1/completions

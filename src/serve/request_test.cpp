@@ -204,7 +204,8 @@ TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {
     extra["messages"] = user;
     return error_param(Endpoint::Chat, extra);
   };
-  EXPECT_EQ(chat({{"n", 2}}), "n");
+  EXPECT_EQ(chat({{"n", 17}}), "n");  // n itself is taken (1..16)
+  EXPECT_EQ(chat({{"n", 0}}), "n");
   EXPECT_EQ(chat({{"tools", {{{"type", "function"}}}}}), "tools");
   EXPECT_EQ(chat({{"tool_choice", "auto"}}), "tool_choice");
   EXPECT_EQ(chat({{"response_format", {{"type", "json_object"}}}}), "response_format");

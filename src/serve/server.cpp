@@ -92,6 +92,17 @@ json logprobs_json(Endpoint ep, bool wanted, std::span<const TokenLogprob> lps) 
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
+// The outcomes of a request's choices as one for usage and timings: the
+// first's prompt, every choice's generated tokens and time.
+Outcome total(std::span<const Outcome> os) {
+  Outcome t = os.empty() ? Outcome{} : os.front();
+  for (size_t i = 1; i < os.size(); ++i) {
+    t.completion_tokens += os[i].completion_tokens;
+    t.generation_ms += os[i].generation_ms;
+  }
+  return t;
+}
+
 // What every response and event of one request shares.
 struct Head {
   Endpoint ep;
@@ -106,24 +117,31 @@ struct Head {
             {"created", created},
             {"model", model}};
   }
-  json response(const Outcome& o) const {
-    json choice = {
-        {"index", 0}, {"finish_reason", finish_name(o.finish)}, {"logprobs", logprobs_json(ep, logprobs, o.logprobs)}};
-    if (ep == Endpoint::Chat)
-      choice["message"] = {{"role", "assistant"}, {"content", o.text}};
-    else
-      choice["text"] = o.text;
+  // The choices, one per outcome; usage and timings of them all.
+  json response(std::span<const Outcome> os) const {
+    json choices = json::array();
+    for (size_t i = 0; i < os.size(); ++i) {
+      const Outcome& o = os[i];
+      json choice = {{"index", i},
+                     {"finish_reason", finish_name(o.finish)},
+                     {"logprobs", logprobs_json(ep, logprobs, o.logprobs)}};
+      if (ep == Endpoint::Chat)
+        choice["message"] = {{"role", "assistant"}, {"content", o.text}};
+      else
+        choice["text"] = o.text;
+      choices.push_back(std::move(choice));
+    }
     json j = object("chat.completion");
-    j["choices"] = json::array({choice});
-    j["usage"] = usage_json(o);
-    j["timings"] = timings_json(o);
+    j["choices"] = std::move(choices);
+    j["usage"] = usage_json(total(os));
+    j["timings"] = timings_json(total(os));
     return j;
   }
-  // A streamed event: a piece of text and its tokens' log probabilities,
-  // or the end (finish set, no text).
+  // A streamed event of choice `index`: a piece of text and its tokens' log
+  // probabilities, or the end (finish set, no text).
   json chunk(const std::string& text, const char* finish = nullptr, bool first = false,
-             std::span<const TokenLogprob> lps = {}) const {
-    json choice = {{"index", 0},
+             std::span<const TokenLogprob> lps = {}, size_t index = 0) const {
+    json choice = {{"index", index},
                    {"finish_reason", finish ? json(finish) : json(nullptr)},
                    {"logprobs", logprobs_json(ep, logprobs && !finish && !first, lps)}};
     if (ep == Endpoint::Chat) {
@@ -340,33 +358,47 @@ void Server::routes() {
                      o.generation_ms, o.tokens_per_second(), o.gpu_sampled ? "GPU" : "host",
                      o.finish == Finish::Cancelled ? "cancelled" : finish_name(o.finish));
       };
+      // Choice i of n: the request drawing with seed + i.
+      auto choice = [p](uint32_t i) {
+        Prepared c = *p;
+        c.request.sampler.seed += i;
+        return c;
+      };
       if (!p->request.stream) {
-        const Outcome o = engine_.generate(*p, [](std::string_view, std::span<const TokenLogprob>) { return true; });
-        log(o);
-        res.set_content(dump(head->response(o)), "application/json");
+        std::vector<Outcome> os;
+        for (uint32_t i = 0; i < p->request.n; ++i) {
+          os.push_back(engine_.generate(choice(i), [](std::string_view, std::span<const TokenLogprob>) { return true; }));
+          log(os.back());
+        }
+        res.set_content(dump(head->response(os)), "application/json");
         return;
       }
       res.set_header("Cache-Control", "no-cache");
       res.set_chunked_content_provider(
-          "text/event-stream", [this, p, head, log](size_t, httplib::DataSink& sink) {
+          "text/event-stream", [this, p, head, log, choice](size_t, httplib::DataSink& sink) {
             auto send = [&sink](const json& j) {
               const std::string s = "data: " + dump(j) + "\n\n";
               return sink.write(s.data(), s.size());
             };
             try {
-              bool ok = head->ep != Endpoint::Chat || send(head->chunk("", nullptr, true));
-              Outcome o;
-              if (ok)
-                o = engine_.generate(*p, [&](std::string_view t, std::span<const TokenLogprob> lps) {
-                  return send(head->chunk(std::string(t), nullptr, false, lps));
-                });
-              if (ok && o.finish != Finish::Cancelled) {
-                send(head->chunk("", finish_name(o.finish)));
-                if (p->request.include_usage) send(head->usage_chunk(o));
+              // The choices one after another, each opened (chat), its
+              // pieces, its end; then the usage of all and [DONE].
+              bool ok = true;
+              std::vector<Outcome> os;
+              for (uint32_t i = 0; i < p->request.n && ok; ++i) {
+                ok = head->ep != Endpoint::Chat || send(head->chunk("", nullptr, true, {}, i));
+                if (!ok) break;
+                os.push_back(engine_.generate(choice(i), [&](std::string_view t, std::span<const TokenLogprob> lps) {
+                  return send(head->chunk(std::string(t), nullptr, false, lps, i));
+                }));
+                log(os.back());
+                ok = os.back().finish != Finish::Cancelled && send(head->chunk("", finish_name(os.back().finish), false, {}, i));
+              }
+              if (ok) {
+                if (p->request.include_usage) send(head->usage_chunk(total(os)));
                 const std::string done = "data: [DONE]\n\n";
                 sink.write(done.data(), done.size());
               }
-              if (ok) log(o);
             } catch (const std::exception& e) {
               send(error_json(e.what(), "server_error"));
             }

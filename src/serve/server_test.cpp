@@ -1,8 +1,9 @@
 // The server over HTTP on the tiny synthetic llama: /health and /v1/models;
 // GET /v1/models/{id}; /tokenize and /detokenize give the tokenizer's;
 // a greedy chat or completion gives the tokens of a plain host loop over the
-// same prompt tokens (with penalties too), streamed or not, or sent as token
-// ids (an id outside the vocabulary is an error); a stop string ends the
+// same prompt tokens (with penalties or a logit bias too), streamed or not,
+// or sent as token ids (an id outside the vocabulary is an error); n choices
+// are the seeds one after another; a stop string ends the
 // text before it; the KV cache left by one request serves the next one's
 // common prefix with the same tokens as a fresh cache; a seed repeats a
 // sampled answer (GPU and host samplers); a cancelled generation leaves the
@@ -10,6 +11,7 @@
 // API key is enforced, but not on a CORS preflight. (logprobs_test.cpp:
 // log probabilities.)
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -236,6 +238,68 @@ TEST(Serve, SeedRepeatsSampledText) {
   }
 }
 
+// n choices: choice i is what a request of one choice with seed + i
+// answers, chat and completions, streamed or not (each streamed choice
+// opened, its pieces and its end under its index); usage counts the prompt
+// once and every choice's tokens.
+TEST(Serve, ChoicesAreTheSeedsOneAfterAnother) {
+  Running& r = shared();
+  for (const Endpoint ep : {Endpoint::Completion, Endpoint::Chat}) {
+    const bool chat = ep == Endpoint::Chat;
+    const std::string path = chat ? "/v1/chat/completions" : "/v1/completions";
+    json body = chat ? kChat : json{{"prompt", "Once"}};
+    body.update({{"temperature", 1.0}, {"top_k", 20}, {"max_tokens", 8}, {"seed", 77}, {"n", 3}});
+    const json all = r.post(path, body);
+    ASSERT_EQ(all["choices"].size(), 3u) << all.dump();
+    int tokens = 0;
+    std::set<std::string> distinct;
+    std::vector<std::string> want;
+    for (int i = 0; i < 3; ++i) {
+      json one = body;
+      one["n"] = 1;
+      one["seed"] = 77 + i;
+      const json o = r.post(path, one);
+      const json text = chat ? o["choices"][0]["message"]["content"] : o["choices"][0]["text"];
+      const json& c = all["choices"][i];
+      EXPECT_EQ(c["index"], i);
+      EXPECT_EQ(chat ? c["message"]["content"] : c["text"], text) << "choice " << i;
+      EXPECT_EQ(c["finish_reason"], o["choices"][0]["finish_reason"]);
+      tokens += o["usage"]["completion_tokens"].get<int>();
+      distinct.insert(text.get<std::string>());
+      want.push_back(text.get<std::string>());
+    }
+    EXPECT_GT(distinct.size(), 1u) << "three seeds gave one text";
+    EXPECT_EQ(all["usage"]["completion_tokens"], tokens);
+    json single = body;
+    single["n"] = 1;
+    EXPECT_EQ(all["usage"]["prompt_tokens"], r.post(path, single)["usage"]["prompt_tokens"]);
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+    httplib::Client c = r.client();
+    const auto res = c.Post(path.c_str(), body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    std::vector<std::string> got(3);
+    std::vector<int> ends(3, 0);
+    int usage = -1;
+    for (const json& ev : events(res->body)) {
+      if (ev == "[DONE]") continue;
+      if (ev["choices"].empty()) {
+        usage = ev["usage"]["completion_tokens"];
+        continue;
+      }
+      const json& ch = ev["choices"][0];
+      const size_t i = ch["index"];
+      ASSERT_LT(i, 3u);
+      if (!ch["finish_reason"].is_null()) ++ends[i];
+      const json& t = chat ? ch["delta"].value("content", json("")) : ch["text"];
+      got[i] += t.get<std::string>();
+    }
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(ends, std::vector<int>(3, 1));
+    EXPECT_EQ(usage, tokens);
+  }
+}
+
 TEST(Serve, CancelledGenerationLeavesTheEngineUsable) {
   Running& r = shared();
   const json body = {{"prompt", "A long story"}, {"temperature", 0}, {"max_tokens", 12}};
@@ -258,9 +322,9 @@ TEST(Serve, BadRequestsGetErrorsNamingTheField) {
   EXPECT_EQ(bad_json->status, 400);
   EXPECT_NE(json::parse(bad_json->body)["error"]["message"].get<std::string>().find("not valid JSON"),
             std::string::npos);
-  const json n2 = r.post("/v1/chat/completions", {{"messages", kChat["messages"]}, {"n", 2}}, 400);
-  EXPECT_EQ(n2["error"]["param"], "n");
-  EXPECT_EQ(n2["error"]["type"], "invalid_request_error");
+  const json n17 = r.post("/v1/chat/completions", {{"messages", kChat["messages"]}, {"n", 17}}, 400);
+  EXPECT_EQ(n17["error"]["param"], "n");
+  EXPECT_EQ(n17["error"]["type"], "invalid_request_error");
   EXPECT_EQ(r.post("/v1/completions", {{"prompt", "x"}, {"temperature", 9}}, 400)["error"]["param"], "temperature");
   std::string long_prompt;
   for (int i = 0; i < 80; ++i) long_prompt += " word";
