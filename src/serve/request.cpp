@@ -90,24 +90,35 @@ std::vector<model::ChatMessage> messages(const json& v) {
   return out;
 }
 
-// A string, an array of one string, token ids, or an array of one array of
-// token ids (OpenAI's forms for one prompt).
+// OpenAI's forms: a string, token ids, or an array of strings or of arrays
+// of token ids (one prompt each, up to kMaxPrompts).
 void prompt(const json& v, GenerationRequest& r) {
+  auto ids_of = [](const json& a, const std::string& name) {
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(integer(a[i], fmt::format("{}[{}]", name, i), 0, std::numeric_limits<int32_t>::max()));
+    return out;
+  };
   if (v.is_string()) {
-    r.prompt = v.get<std::string>();
-    return;
+    r.prompts.push_back({v.get<std::string>(), {}});
+  } else if (v.is_array() && !v.empty() && v[0].is_number_integer()) {
+    r.prompts.push_back({{}, ids_of(v, "prompt")});
+  } else if (v.is_array() && !v.empty() && (v[0].is_string() || v[0].is_array())) {
+    if (v.size() > kMaxPrompts) bad("prompt", fmt::format("'prompt' has {} prompts; at most {}", v.size(), kMaxPrompts));
+    for (size_t k = 0; k < v.size(); ++k) {
+      const std::string name = v.size() == 1 ? "prompt" : fmt::format("prompt[{}]", k);
+      if (v[k].is_string())
+        r.prompts.push_back({v[k].get<std::string>(), {}});
+      else if (v[k].is_array() && !v[k].empty())
+        r.prompts.push_back({{}, ids_of(v[k], name)});
+      else
+        bad(name, fmt::format("'{}' must be a string or token ids", name));
+    }
+  } else {
+    bad("prompt", "'prompt' must be a string or token ids, or an array of them");
   }
-  if (v.is_array() && v.size() == 1 && v[0].is_string()) {
-    r.prompt = v[0].get<std::string>();
-    return;
-  }
-  const json& ids = v.is_array() && v.size() == 1 && v[0].is_array() ? v[0] : v;
-  if (ids.is_array() && !ids.empty() && ids[0].is_number_integer()) {
-    for (size_t i = 0; i < ids.size(); ++i)
-      r.prompt_ids.push_back(integer(ids[i], fmt::format("prompt[{}]", i), 0, std::numeric_limits<int32_t>::max()));
-    return;
-  }
-  bad("prompt", "'prompt' must be a string or token ids (or an array of one of them)");
+  r.prompt = r.prompts[0].text;
+  r.prompt_ids = r.prompts[0].ids;
 }
 
 std::vector<std::string> stops(const json& v) {

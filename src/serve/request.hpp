@@ -39,6 +39,13 @@ struct GenerationRequest {
   std::vector<model::ChatMessage> messages;   // Chat: at least one
   std::string prompt;                         // Completion, as text
   std::vector<int64_t> prompt_ids;            // or as token ids (checked against the vocabulary later)
+  // Completion: every prompt sent (a list of them gives n choices each, in
+  // order); prompt and prompt_ids hold the first. For each, ids empty: text.
+  struct Prompt {
+    std::string text;
+    std::vector<int64_t> ids;
+  };
+  std::vector<Prompt> prompts;
   std::optional<uint32_t> max_tokens;         // unset: Completion 16, Chat to the context's end
   model::SamplerConfig sampler;               // the server's defaults, overridden by the request
   bool seeded = false;                        // "seed" was given (else a fresh seed per request)
@@ -61,6 +68,7 @@ struct GenerationRequest {
 
 inline constexpr uint32_t kMaxTopLogprobs = 20;  // OpenAI's chat limit
 inline constexpr uint32_t kMaxChoices = 16;
+inline constexpr size_t kMaxPrompts = 64;  // prompts of one completion request
 
 inline constexpr size_t kMaxStops = 16;
 inline constexpr uint32_t kCompletionDefaultMaxTokens = 16;  // OpenAI's for /v1/completions

@@ -108,7 +108,7 @@ TEST(Request, ErrorsNameTheField) {
             "messages[0].content[0]");
   EXPECT_EQ(error_param(Endpoint::Completion, json::object()), "prompt");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", 5}}), "prompt");
-  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", {"a", "b"}}}), "prompt");
+  EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", {true, false}}}), "prompt");
   EXPECT_EQ(error_param(Endpoint::Completion, {{"prompt", json::array()}}), "prompt");
   EXPECT_EQ(error_param(Endpoint::Completion, json::parse(R"({"prompt": [4, "x"]})")), "prompt[1]");
   EXPECT_EQ(error_param(Endpoint::Completion, json::parse(R"({"prompt": [4, -1]})")), "prompt[1]");
@@ -196,6 +196,30 @@ TEST(Request, LogitBias) {
   EXPECT_EQ(err(json::parse("[[-1, 2]]")), "logit_bias[0][0]");
   EXPECT_EQ(err(json::parse("[[1, null]]")), "logit_bias[0][1]");
   EXPECT_EQ(err(5), "logit_bias");
+}
+
+// Completion prompts in OpenAI's forms: one string or id list, or a list of
+// them (mixed), each kept in order, the first also as prompt/prompt_ids.
+TEST(Request, PromptLists) {
+  auto parse = [](json p) { return parse_request(Endpoint::Completion, {{"prompt", p}}, {}); };
+  const GenerationRequest one = parse("Once");
+  ASSERT_EQ(one.prompts.size(), 1u);
+  EXPECT_EQ(one.prompt, "Once");
+  const GenerationRequest ids = parse({5, 6, 7});
+  ASSERT_EQ(ids.prompts.size(), 1u);
+  EXPECT_EQ(ids.prompt_ids, (std::vector<int64_t>{5, 6, 7}));
+  const GenerationRequest mixed = parse(json::parse(R"(["Once", [1, 2], "Twice"])"));
+  ASSERT_EQ(mixed.prompts.size(), 3u);
+  EXPECT_EQ(mixed.prompt, "Once");
+  EXPECT_EQ(mixed.prompts[1].ids, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(mixed.prompts[2].text, "Twice");
+  EXPECT_EQ(parse(json::parse("[[4, 5]]")).prompt_ids, (std::vector<int64_t>{4, 5}));
+  auto err = [](json p) { return error_param(Endpoint::Completion, {{"prompt", p}}); };
+  EXPECT_EQ(err(json::array()), "prompt");
+  EXPECT_EQ(err(json::parse(R"(["a", []])")), "prompt[1]");
+  EXPECT_EQ(err(json::parse(R"(["a", [1, -2]])")), "prompt[1][1]");
+  EXPECT_EQ(err(json::parse(R"(["a", 3])")), "prompt[1]");
+  EXPECT_EQ(err(json(std::vector<std::string>(kMaxPrompts + 1, "x"))), "prompt");
 }
 
 TEST(Request, UnsupportedFeaturesAreRefusedNotIgnored) {

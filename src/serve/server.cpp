@@ -92,11 +92,17 @@ json logprobs_json(Endpoint ep, bool wanted, std::span<const TokenLogprob> lps) 
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
-// The outcomes of a request's choices as one for usage and timings: the
-// first's prompt, every choice's generated tokens and time.
-Outcome total(std::span<const Outcome> os) {
+// The outcomes of a request's choices (n a prompt, prompt after prompt) as
+// one for usage and timings: each prompt's tokens and evaluation once (its
+// first choice's), every choice's generated tokens and time.
+Outcome total(std::span<const Outcome> os, uint32_t n) {
   Outcome t = os.empty() ? Outcome{} : os.front();
   for (size_t i = 1; i < os.size(); ++i) {
+    if (i % n == 0) {
+      t.prompt_tokens += os[i].prompt_tokens;
+      t.cached_tokens += os[i].cached_tokens;
+      t.prompt_ms += os[i].prompt_ms;
+    }
     t.completion_tokens += os[i].completion_tokens;
     t.generation_ms += os[i].generation_ms;
   }
@@ -117,8 +123,8 @@ struct Head {
             {"created", created},
             {"model", model}};
   }
-  // The choices, one per outcome; usage and timings of them all.
-  json response(std::span<const Outcome> os) const {
+  // The choices, one per outcome (n a prompt); usage and timings of them all.
+  json response(std::span<const Outcome> os, uint32_t n) const {
     json choices = json::array();
     for (size_t i = 0; i < os.size(); ++i) {
       const Outcome& o = os[i];
@@ -133,8 +139,8 @@ struct Head {
     }
     json j = object("chat.completion");
     j["choices"] = std::move(choices);
-    j["usage"] = usage_json(total(os));
-    j["timings"] = timings_json(total(os));
+    j["usage"] = usage_json(total(os, n));
+    j["timings"] = timings_json(total(os, n));
     return j;
   }
   // A streamed event of choice `index`: a piece of text and its tokens' log
@@ -331,7 +337,8 @@ void Server::routes() {
 
   for (const Endpoint ep : {Endpoint::Chat, Endpoint::Completion}) {
     h.Post(path_of(ep), [this, ep](const httplib::Request& req, httplib::Response& res) {
-      std::shared_ptr<Prepared> p;
+      // One Prepared per prompt (a completion may send several).
+      auto ps = std::make_shared<std::vector<Prepared>>();
       try {
         json body;
         try {
@@ -339,7 +346,18 @@ void Server::routes() {
         } catch (const json::parse_error& e) {
           throw RequestError("", fmt::format("the request body is not valid JSON: {}", e.what()));
         }  // parse_request names a body that is not an object
-        p = std::make_shared<Prepared>(engine_.prepare(parse_request(ep, body, opt_.defaults)));
+        const GenerationRequest r = parse_request(ep, body, opt_.defaults);
+        if (r.prompts.size() <= 1) ps->push_back(engine_.prepare(r));
+        for (size_t k = 0; k < r.prompts.size() && r.prompts.size() > 1; ++k) {
+          GenerationRequest rk = r;
+          rk.prompt = r.prompts[k].text;
+          rk.prompt_ids = r.prompts[k].ids;
+          try {
+            ps->push_back(engine_.prepare(rk));
+          } catch (const RequestError& e) {
+            throw RequestError(fmt::format("prompt[{}]", k), fmt::format("prompt {}: {}", k, e.what()));
+          }
+        }
       } catch (const RequestError& e) {
         send_error(res, e.status(), e.what(), "invalid_request_error", e.param());
         return;
@@ -348,7 +366,8 @@ void Server::routes() {
         return;
       }
       auto head = std::make_shared<Head>(Head{ep, new_id(ep), int64_t(std::time(nullptr)), engine_.model_id(),
-                                              p->request.logprobs.has_value()});
+                                              ps->front().request.logprobs.has_value()});
+      const uint32_t n = ps->front().request.n;
       auto log = [this, ep](const Outcome& o) {
         if (!opt_.log_requests) return;
         std::fprintf(stderr,
@@ -358,24 +377,25 @@ void Server::routes() {
                      o.generation_ms, o.tokens_per_second(), o.gpu_sampled ? "GPU" : "host",
                      o.finish == Finish::Cancelled ? "cancelled" : finish_name(o.finish));
       };
-      // Choice i of n: the request drawing with seed + i.
-      auto choice = [p](uint32_t i) {
-        Prepared c = *p;
-        c.request.sampler.seed += i;
+      // Choice i: choice i % n of prompt i / n, drawing with seed + i % n.
+      const uint32_t choices = uint32_t(ps->size()) * n;
+      auto choice = [ps, n](uint32_t i) {
+        Prepared c = (*ps)[i / n];
+        c.request.sampler.seed += i % n;
         return c;
       };
-      if (!p->request.stream) {
+      if (!ps->front().request.stream) {
         std::vector<Outcome> os;
-        for (uint32_t i = 0; i < p->request.n; ++i) {
+        for (uint32_t i = 0; i < choices; ++i) {
           os.push_back(engine_.generate(choice(i), [](std::string_view, std::span<const TokenLogprob>) { return true; }));
           log(os.back());
         }
-        res.set_content(dump(head->response(os)), "application/json");
+        res.set_content(dump(head->response(os, n)), "application/json");
         return;
       }
       res.set_header("Cache-Control", "no-cache");
       res.set_chunked_content_provider(
-          "text/event-stream", [this, p, head, log, choice](size_t, httplib::DataSink& sink) {
+          "text/event-stream", [this, ps, head, log, choice, choices, n](size_t, httplib::DataSink& sink) {
             auto send = [&sink](const json& j) {
               const std::string s = "data: " + dump(j) + "\n\n";
               return sink.write(s.data(), s.size());
@@ -385,7 +405,7 @@ void Server::routes() {
               // pieces, its end; then the usage of all and [DONE].
               bool ok = true;
               std::vector<Outcome> os;
-              for (uint32_t i = 0; i < p->request.n && ok; ++i) {
+              for (uint32_t i = 0; i < choices && ok; ++i) {
                 ok = head->ep != Endpoint::Chat || send(head->chunk("", nullptr, true, {}, i));
                 if (!ok) break;
                 os.push_back(engine_.generate(choice(i), [&](std::string_view t, std::span<const TokenLogprob> lps) {
@@ -395,7 +415,7 @@ void Server::routes() {
                 ok = os.back().finish != Finish::Cancelled && send(head->chunk("", finish_name(os.back().finish), false, {}, i));
               }
               if (ok) {
-                if (p->request.include_usage) send(head->usage_chunk(total(os)));
+                if (ps->front().request.include_usage) send(head->usage_chunk(total(os, n)));
                 const std::string done = "data: [DONE]\n\n";
                 sink.write(done.data(), done.size());
               }

@@ -3,7 +3,8 @@
 // a greedy chat or completion gives the tokens of a plain host loop over the
 // same prompt tokens (with penalties or a logit bias too), streamed or not,
 // or sent as token ids (an id outside the vocabulary is an error); n choices
-// are the seeds one after another; a stop string ends the
+// are the seeds one after another, a list of prompts the prompts in turn; a
+// stop string ends the
 // text before it; the KV cache left by one request serves the next one's
 // common prefix with the same tokens as a fresh cache; a seed repeats a
 // sampled answer (GPU and host samplers); a cancelled generation leaves the
@@ -298,6 +299,42 @@ TEST(Serve, ChoicesAreTheSeedsOneAfterAnother) {
     EXPECT_EQ(ends, std::vector<int>(3, 1));
     EXPECT_EQ(usage, tokens);
   }
+}
+
+// A list of prompts: n choices each, prompt after prompt; choice k n + j is
+// prompt k's answer with seed + j; usage counts each prompt once. Token-id
+// prompts with echo and logprobs (lm-eval's batched loglikelihood) give
+// each prompt's own values. A bad prompt is a 400 naming it.
+TEST(Serve, PromptListsGiveChoicesPromptAfterPrompt) {
+  Running& r = shared();
+  const json prompts = json::parse(R"(["Once", "In a village by the river"])");
+  json body = {{"prompt", prompts}, {"temperature", 1.0}, {"top_k", 20}, {"max_tokens", 6}, {"seed", 5}, {"n", 2}};
+  const json all = r.post("/v1/completions", body);
+  ASSERT_EQ(all["choices"].size(), 4u) << all.dump();
+  int prompt_tokens = 0, tokens = 0;
+  for (int k = 0; k < 2; ++k)
+    for (int j = 0; j < 2; ++j) {
+      json one = body;
+      one["prompt"] = prompts[k];
+      one["n"] = 1;
+      one["seed"] = 5 + j;
+      const json o = r.post("/v1/completions", one);
+      EXPECT_EQ(all["choices"][2 * k + j]["index"], 2 * k + j);
+      EXPECT_EQ(all["choices"][2 * k + j]["text"], o["choices"][0]["text"]) << k << " " << j;
+      if (j == 0) prompt_tokens += o["usage"]["prompt_tokens"].get<int>();
+      tokens += o["usage"]["completion_tokens"].get<int>();
+    }
+  EXPECT_EQ(all["usage"]["prompt_tokens"], prompt_tokens);
+  EXPECT_EQ(all["usage"]["completion_tokens"], tokens);
+  const json ids = json::parse("[[5, 77, 300, 41], [9, 512, 3]]");
+  const json lb = r.post("/v1/completions", {{"prompt", ids}, {"echo", true}, {"max_tokens", 0}, {"logprobs", 1}});
+  ASSERT_EQ(lb["choices"].size(), 2u) << lb.dump();
+  for (int k = 0; k < 2; ++k) {
+    const json o = r.post("/v1/completions", {{"prompt", ids[k]}, {"echo", true}, {"max_tokens", 0}, {"logprobs", 1}});
+    EXPECT_EQ(lb["choices"][k]["logprobs"]["token_logprobs"], o["choices"][0]["logprobs"]["token_logprobs"]) << k;
+  }
+  const json e = r.post("/v1/completions", {{"prompt", json::parse("[[1, 2], [3, 99999999]]")}}, 400);
+  EXPECT_EQ(e["error"]["param"], "prompt[1]") << e.dump();
 }
 
 TEST(Serve, CancelledGenerationLeavesTheEngineUsable) {
