@@ -104,7 +104,8 @@ void prompt(const json& v, GenerationRequest& r) {
   } else if (v.is_array() && !v.empty() && v[0].is_number_integer()) {
     r.prompts.push_back({{}, ids_of(v, "prompt")});
   } else if (v.is_array() && !v.empty() && (v[0].is_string() || v[0].is_array())) {
-    if (v.size() > kMaxPrompts) bad("prompt", fmt::format("'prompt' has {} prompts; at most {}", v.size(), kMaxPrompts));
+    if (v.size() > kMaxPrompts)
+      bad("prompt", fmt::format("'prompt' has {} prompts; at most {}", v.size(), kMaxPrompts));
     for (size_t k = 0; k < v.size(); ++k) {
       const std::string name = v.size() == 1 ? "prompt" : fmt::format("prompt[{}]", k);
       if (v[k].is_string())

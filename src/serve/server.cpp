@@ -387,7 +387,8 @@ void Server::routes() {
       if (!ps->front().request.stream) {
         std::vector<Outcome> os;
         for (uint32_t i = 0; i < choices; ++i) {
-          os.push_back(engine_.generate(choice(i), [](std::string_view, std::span<const TokenLogprob>) { return true; }));
+          const auto quiet = [](std::string_view, std::span<const TokenLogprob>) { return true; };
+          os.push_back(engine_.generate(choice(i), quiet));
           log(os.back());
         }
         res.set_content(dump(head->response(os, n)), "application/json");
@@ -412,7 +413,8 @@ void Server::routes() {
                   return send(head->chunk(std::string(t), nullptr, false, lps, i));
                 }));
                 log(os.back());
-                ok = os.back().finish != Finish::Cancelled && send(head->chunk("", finish_name(os.back().finish), false, {}, i));
+                const Finish f = os.back().finish;
+                ok = f != Finish::Cancelled && send(head->chunk("", finish_name(f), false, {}, i));
               }
               if (ok) {
                 if (ps->front().request.include_usage) send(head->usage_chunk(total(os, n)));

@@ -72,7 +72,8 @@ Case make_case(const std::string& name, const contract::json& opt,
   }
   BQ_CHECK(inputs.count("bias_ids") == inputs.count("bias"), "case {}: bias_ids and bias go together", name);
   if (inputs.count("bias_ids")) {
-    const contract::HostTensor i = contract::materialize(inputs.at("bias_ids"), fmt::format("case {}: input bias_ids", name));
+    const contract::HostTensor i =
+        contract::materialize(inputs.at("bias_ids"), fmt::format("case {}: input bias_ids", name));
     const contract::HostTensor b = contract::materialize(inputs.at("bias"), fmt::format("case {}: input bias", name));
     BQ_CHECK(i.shape.size() == 1 && i.shape == b.shape, "case {}: bias_ids and bias must be [B] alike", name);
     // A repeated id's biases add up (in order, f32); -1 and ids past the
