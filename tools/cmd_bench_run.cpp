@@ -5,6 +5,7 @@
 // by kernel family (each family's dispatches of one token timed alone).
 // Tokens are picked greedily, by the GPU sampler unless --host-sampler.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <numeric>
 #include <cstdio>
@@ -35,6 +36,7 @@ struct BenchRunArgs {
   bool no_fuse_kv_store = false;
   bool host_sampler = false;
   bool check_sampler = false;
+  std::string prompt_sweep;  // "8,27,116": prompt lengths to time alone
 };
 
 double secs(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -87,6 +89,41 @@ void check_sampler(model::GpuModel& m, const std::vector<model::TokenId>& prompt
   }
 }
 
+// Each prompt length of `lens` evaluated from position 0, `samples` times
+// after one warm-up (its passes' kernels compiled), wall clock from the
+// first submit to the mapped logits: what a request's prompt costs. Prints
+// the rows its steps computed (padding included) and the median and the
+// fastest time.
+void prompt_sweep(model::GpuModel& m, const std::vector<int>& lens, int samples) {
+  fmt::print("\nprompt sweep (passes of {} rows; median and fastest of {}, from position 0):\n",
+             m.batch() > 1 ? passes_text(m) : "1", samples);
+  fmt::print("  {:>7} {:>16} {:>10} {:>10} {:>12}\n", "tokens", "rows computed", "ms", "fastest", "tokens/s");
+  const uint32_t n_vocab = m.config().n_vocab;
+  for (const int n : lens) {
+    std::vector<model::TokenId> p(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) p[size_t(i)] = model::TokenId((uint64_t(i) * 7919 + 13) % n_vocab);
+    std::vector<double> ms;
+    std::string rows;
+    for (int s = -1; s < samples; ++s) {
+      m.reset();
+      rows.clear();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < p.size();) {  // as eval(): steps of at most batch() tokens
+        const size_t k = std::min<size_t>(m.batch(), p.size() - i);
+        m.eval_step(std::span<const model::TokenId>(p).subspan(i, k));
+        if (!rows.empty()) rows += '+';
+        rows += std::to_string(m.last_step().rows);
+        i += k;
+      }
+      if (s >= 0) ms.push_back(1e3 * secs(std::chrono::steady_clock::now() - t0));
+    }
+    std::sort(ms.begin(), ms.end());
+    const double med = ms[ms.size() / 2];
+    fmt::print("  {:>7} {:>16} {:>10.2f} {:>10.2f} {:>12.1f}\n", n, rows, med, ms.front(), 1e3 * n / med);
+  }
+  m.reset();
+}
+
 void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   using clock = std::chrono::steady_clock;
   std::string path = a.model;
@@ -97,14 +134,24 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
     path = model::ensure_synth_model(a.preset, *f, a.arch == "llama" ? model::Arch::Llama : model::Arch::Qwen2);
   }
   BQ_CHECK(a.n_prompt >= 1 && a.n_gen >= 1 && a.samples >= 1, "-p, -n and --samples must be >= 1");
+  std::vector<int> sweep;
+  for (const auto& s : split_list(a.prompt_sweep)) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    BQ_CHECK(ec == std::errc{} && end == s.data() + s.size() && v >= 1 && v <= 8192,
+             "--prompt-sweep: '{}' is not a prompt length of 1 to 8192 tokens", s);
+    sweep.push_back(v);
+  }
   gpu::Context ctx = make_context(g);
   const auto t_load = clock::now();
-  model::GpuModelOptions mo = gpu_model_options(a.load, uint32_t(std::max(256, a.n_prompt + a.n_gen + 1)));
+  const int most = std::max(a.n_prompt, sweep.empty() ? 0 : *std::max_element(sweep.begin(), sweep.end()));
+  model::GpuModelOptions mo = gpu_model_options(a.load, uint32_t(std::max(256, most + a.n_gen + 1)));
   mo.fuse_qkv = !a.no_fuse_qkv;
   mo.fuse_kv_store = !a.no_fuse_kv_store;
   model::GpuModel m(ctx, gguf::GgufFile::open(path), mo);
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
+  if (!sweep.empty()) prompt_sweep(m, sweep, a.samples);
 
   // Prompt: fixed pseudo-random ids, in batches of `batch` tokens.
   std::vector<model::TokenId> prompt(a.n_prompt);
@@ -158,8 +205,8 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
              double(mem.kv_cache) / (1 << 20), model::kv_type_name(m.kv_type()), m.n_ctx(),
              double(mem.activations) / (1 << 20));
   fmt::print("prompt     {} tokens, {:.1f} tokens/s ({})\n", a.n_prompt, a.n_prompt / pp,
-             m.batch() > 1 ? fmt::format("batches of {}, {} of {} projections on the gemm", m.batch(),
-                                         m.prompt_gemm_count(), m.prompt_projection_count())
+             m.batch() > 1 ? fmt::format("batches of {}, {} of {} projections on the gemm; passes of {} rows", m.batch(),
+                                         m.prompt_gemm_count(), m.prompt_projection_count(), passes_text(m))
                            : "token by token");
   fmt::print("generation {} tokens, {:.1f} tokens/s (greedy, sampled on the {})\n", a.n_gen, a.n_gen / gen,
              a.host_sampler ? "host" : "GPU, a step queued ahead");
@@ -235,7 +282,11 @@ void add_bench_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_flag("--check-sampler", a.check_sampler,
                 "Then generate -n tokens greedy and with blockq run's default sampling on the GPU and on the host, "
                 "and compare them");
-  cmd->add_option("--samples", a.samples, "Timing samples per kernel family")->capture_default_str();
+  cmd->add_option("--samples", a.samples, "Timing samples per kernel family and per prompt of --prompt-sweep")
+      ->capture_default_str();
+  cmd->add_option("--prompt-sweep", a.prompt_sweep,
+                  "Comma-separated prompt lengths, each evaluated from position 0 --samples times (wall clock to "
+                  "the logits), before the run");
   cmd->callback([&g] { bench_run(a, g); });
 }
 

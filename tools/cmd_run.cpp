@@ -111,7 +111,8 @@ void run(const RunArgs& a, const GlobalOptions& g) {
                "prompt: %zu tokens in %.3f s (%.1f tokens/s, %s); generation: %d tokens in %.3f s "
                "(%.1f tokens/s, sampled on the %s); time to first token %.1f ms\n",
                prompt.size(), pp, double(prompt.size()) / pp,
-               m.batch() > 1 ? fmt::format("batches of {}", m.batch()).c_str() : "token by token",
+               m.batch() > 1 ? fmt::format("batches of {}, passes of {} rows", m.batch(), passes_text(m)).c_str()
+                             : "token by token",
                generated, gen,
                generated > 1 ? double(generated - 1) / gen : 0.0, on_gpu ? "GPU" : "host", 1e3 * secs(t_first - t0));
 }

@@ -52,6 +52,11 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
   cmd->add_option("--batch", a.batch,
                   "Prompt tokens per command buffer (1..512; 1: token by token; 0: auto, 128 on a GPU, 1 on a CPU adapter)")
       ->capture_default_str();
+  cmd->add_option("--min-batch", a.min_batch,
+                  "The smallest prompt pass: passes of batch, batch/2, ... rows down to this are prepared, and each "
+                  "prompt step runs in the smallest that holds its tokens (>= the batch: one pass)")
+      ->check(CLI::Range(1u, 512u))
+      ->capture_default_str();
   cmd->add_option("--crossover", a.crossover,
                   "Prompt matmuls use the gemm above this m, matvec at or below (-1: measured once per adapter, cached)")
       ->capture_default_str();

@@ -27,6 +27,7 @@ CLI::App& bench_group(CLI::App& app);
 // How the GPU model is loaded, shared by `run` and `bench run`.
 struct ModelLoadArgs {
   uint32_t batch = 0;          // prompt tokens per command buffer (0: auto)
+  uint32_t min_batch = 16;     // the smallest prompt pass (batch, batch / 2, ... >= this)
   int crossover = -1;          // matvec/gemm switch for prompts (-1: measured)
   std::string kv_type = "f16";
   bool int8_activations = true;  // false: --f32-activations

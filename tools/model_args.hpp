@@ -22,12 +22,23 @@ inline model::GpuModelOptions gpu_model_options(const ModelLoadArgs& a, uint32_t
   o.n_ctx = n_ctx;
   o.progress = true;
   o.batch = a.batch;
+  o.min_batch = a.min_batch;
   o.crossover = a.crossover >= 0 ? std::optional<uint32_t>(a.crossover) : std::nullopt;
   o.kv_type = model::kv_type_from_name(a.kv_type);
   o.int8_activations = a.int8_activations;
   o.encode_ahead = a.encode_ahead;
   o.submit_pieces = a.submit_pieces;
   return o;
+}
+
+// "128/64/32/16": the rows of m's prompt passes.
+inline std::string passes_text(const model::GpuModel& m) {
+  std::string out;
+  for (const uint32_t r : m.prompt_passes()) {
+    if (!out.empty()) out += '/';
+    out += std::to_string(r);
+  }
+  return out;
 }
 
 // llama.cpp's --logit-bias form: ID+BIAS or ID-BIAS (15043+1, 2-inf to ban

@@ -227,6 +227,9 @@ const GpuMemory& GpuModel::memory() const { return impl_->mem; }
 uint32_t GpuModel::n_ctx() const { return impl_->n_ctx; }
 uint32_t GpuModel::n_past() const { return impl_->n_past; }
 uint32_t GpuModel::batch() const { return impl_->batch; }
+std::vector<uint32_t> GpuModel::prompt_passes() const {
+  return {impl_->pass_rows.begin() + 1, impl_->pass_rows.end()};
+}
 KvType GpuModel::kv_type() const { return impl_->opt.kv_type; }
 uint32_t GpuModel::prompt_gemm_count() const {
   uint32_t n = 0;
@@ -270,8 +273,8 @@ void GpuModel::set_inputs(std::span<const TokenId> tokens) {
   BQ_CHECK(!tokens.empty() && tokens.size() <= m.batch, "{} tokens at once: use 1 to the batch of {}", tokens.size(),
            m.batch);
   BQ_CHECK(m.n_past + tokens.size() <= m.n_ctx, "the KV cache is full ({} positions)", m.n_ctx);
-  m.vi = tokens.size() > 1 ? 1 : 0;
-  const size_t rows = m.vi ? m.batch : 1;
+  m.vi = m.pass_for(tokens.size());
+  const size_t rows = m.pass_rows[size_t(m.vi)];
   std::vector<uint32_t>& id = m.host_ids;
   std::vector<uint32_t>& p = m.host_pos;
   for (size_t t = 0; t < rows; ++t) {
@@ -301,12 +304,13 @@ std::span<const float> GpuModel::step(std::span<const TokenId> tokens, bool all_
   StepTimes& st = m.times;
   const auto t0 = clock::now();
   set_inputs(tokens);
+  st.rows = m.pass_rows[size_t(m.vi)];
   const auto t1 = clock::now();
   std::vector<gpu::Handle<WGPUCommandBuffer>> cmds;
   st.encoded_ahead = m.vi == 0 && !m.ahead.empty() && m.ahead_pos == m.n_past;
   if (st.encoded_ahead) cmds = std::move(m.ahead);
   m.ahead.clear();
-  BQ_ASSERT(!all_rows || (m.vi && m.all.rows >= m.m));
+  BQ_ASSERT(!all_rows || (m.vi && m.all.pass[size_t(m.vi)].rows >= m.m));
   if (cmds.empty()) cmds = m.encode_step({.vi = m.vi, .visible = m.visible_now(), .all_rows = all_rows});
   const auto t2 = clock::now();
   m.unmap_logits();  // the step copies the new logits into the buffer

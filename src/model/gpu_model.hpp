@@ -64,6 +64,12 @@ struct GpuModelOptions {
   // token; 0: auto, 128 except on a CPU adapter (SwiftShader), where
   // compiling the batch kernels takes longer than they save on a short prompt.
   uint32_t batch = 0;
+  // Smaller prompt passes: batch / 2, batch / 4, ... down to the smallest of
+  // at least min_batch rows, each prepared at load (bind groups; the
+  // activations are shared). A step of m tokens runs in the smallest pass
+  // that holds them, so a 20-token prompt computes 32 rows, not 128.
+  // min_batch >= batch: one prompt pass.
+  uint32_t min_batch = 16;
   // The matvec/gemm crossover of the prompt's projections: m <= crossover
   // runs matvec, above it gemm. Unset: measured per adapter and weight
   // format (gemm::crossover, cached on disk).
@@ -116,6 +122,7 @@ struct StepTimes {
   double wait = 0;    // then until the logits (or the GPU sampler's token) were mapped: the GPU's work and the wake-up
   double read = 0;    // the mapped logits taken (they are read in place, not copied)
   bool encoded_ahead = false;  // this step's buffer was encoded during the step before
+  uint32_t rows = 1;           // the rows its pass computed (1, or a prompt pass's, padding included)
   double total() const { return inputs + encode + submit + ahead + wait + read; }
 };
 
@@ -154,6 +161,9 @@ class GpuModel {
   uint32_t n_ctx() const;
   uint32_t n_past() const;
   uint32_t batch() const;  // prompt tokens per command buffer (options resolved)
+  // The rows of each prompt pass, from batch() down (min_batch); empty when
+  // batch() is 1.
+  std::vector<uint32_t> prompt_passes() const;
   KvType kv_type() const;
   // How many of the prompt pass's projections run the gemm (the rest matvec),
   // of prompt_projection_count() (per layer: qkv, o, gate/up, down when Q, K
@@ -178,8 +188,9 @@ class GpuModel {
   // Throws blockq::Error for an id outside the vocabulary or a full cache.
   std::span<const float> eval(TokenId token);
   // Evaluates tokens in order, up to `batch` at a time (one command buffer
-  // each, matmuls, causal attention within the batch; a single token left
-  // over runs alone); the logits after the last.
+  // each, matmuls, causal attention within the batch, the smallest prompt
+  // pass that holds them; a single token left over runs alone); the logits
+  // after the last.
   std::span<const float> eval(std::span<const TokenId> tokens);
   // One command buffer for 1 to `batch` tokens; the logits after the last.
   std::span<const float> eval_step(std::span<const TokenId> tokens);

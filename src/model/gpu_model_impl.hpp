@@ -63,7 +63,7 @@ struct Layer {
   matvec::Weights wqkv, wq, wk, wv, wo, wg, wu, wd;
   gpu::Slice attn_norm, ffn_norm, bqkv, bq, bk, bv;  // [n_embd] x2, [n_q + 2 n_kv], [n_q], [n_kv] x2
   gpu::Buffer kc, vc;                              // [n_ctx, n_kv, hd] f16 (packed) or f32
-  LayerPass pass[2];                               // [0]: one token, [1]: a prompt batch
+  std::vector<LayerPass> pass;                     // [passes]: [0] one token, [i >= 1] prompt batches
 };
 
 struct GpuModel::Impl {
@@ -87,8 +87,18 @@ struct GpuModel::Impl {
   }
   uint32_t n_ctx = 0, n_past = 0;
   uint32_t batch = 1;              // prompt tokens per command buffer (the matmul m)
-  uint32_t m = 1;                  // real tokens of the current inputs (1 to batch)
-  int vi = 0;                      // the pass of the current inputs: 0 one token, 1 a batch
+  // The rows of each pass: [0] 1 (a token), then the prompt batches from
+  // `batch` down, halving, to the smallest at least opt.min_batch (one batch
+  // pass when batch < 2 min_batch). A step of m > 1 tokens takes the smallest
+  // batch pass that holds them, so a short prompt computes fewer padded rows.
+  std::vector<uint32_t> pass_rows;
+  int pass_for(size_t tokens) const {
+    int vi = 0;
+    for (size_t i = 1; tokens > 1 && i < pass_rows.size() && pass_rows[i] >= tokens; ++i) vi = int(i);
+    return vi;
+  }
+  uint32_t m = 1;                  // real tokens of the current inputs (1 to pass_rows[vi])
+  int vi = 0;                      // the pass of the current inputs: 0 one token, else a batch
   std::vector<TokenId> cur;        // [batch] their ids (padding: 0)
   std::vector<uint32_t> host_ids, host_pos;  // [batch] staging for ids and pos
   GpuMemory mem;
@@ -100,12 +110,12 @@ struct GpuModel::Impl {
   // current token.
   matvec::Weights w_embed;  // token_embd when not tied, else empty
   const matvec::Weights& embed_weights() const { return cfg.tied_embeddings ? w_out : w_embed; }
-  matvec::PreparedRows embed_rows[2];  // [0]: one token, [1]: a prompt batch
+  std::vector<matvec::PreparedRows> embed_rows;  // [passes]
   // lm_head.
   matvec::Weights w_out;  // output.weight, or token_embd when tied
   gpu::Slice out_norm;    // [n_embd]
   gpu::Slice rope_ff;     // [n_rot / 2] freq factors (rope_freqs.weight), or empty
-  matvec::Prepared plm[2];  // [0]: from x, [1]: from x_last
+  std::vector<matvec::Prepared> plm;  // [passes]: [0] from x, [i >= 1] from x_last
   // Activations, for up to `batch` tokens.
   gpu::Buffer ids, pos;                  // [batch] u32 each
   gpu::Buffer x, h, att, ff;             // [batch, n_embd | n_embd | n_q | n_ff]
@@ -119,13 +129,19 @@ struct GpuModel::Impl {
   // in the bind groups of the projections prepared before.
   gpu::Buffer gemm_part;
   // Every row's logits (GpuModel::eval_all), prepared on its first call:
-  // the final norm of the batch's first `rows` rows into h, the lm_head over
-  // them into logits [rows, n_vocab], copied into readback (mapped as
-  // `mapped` after a step that asked for them).
+  // per batch pass, the final norm of its first `rows` rows into h, the
+  // lm_head over them into logits [rows, n_vocab], copied into readback
+  // (mapped as `mapped` after a step that asked for them). rows of pass 1 is
+  // the most (its batch, or fewer where the logits pass kAllRowsBytes or a
+  // binding); the smaller passes take min(their rows, that).
   struct AllRows {
-    uint32_t rows = 0;  // 0: not prepared
-    GpuRmsNorm norm;
-    Proj lm;
+    uint32_t rows = 0;  // of pass 1; 0: not prepared
+    struct Pass {
+      uint32_t rows = 0;
+      GpuRmsNorm norm;
+      Proj lm;
+    };
+    std::vector<Pass> pass;  // [passes] ([0] unused)
     gpu::Buffer logits, readback;
     std::span<const float> mapped;
   } all;
@@ -192,7 +208,7 @@ struct GpuModel::Impl {
   void load();
   void prepare();                  // gpu_model_pass.cpp
   void prepare_single();           // pass[0]
-  void prepare_batch();            // pass[1]
+  void prepare_batch(int vi);      // pass[vi], vi >= 1
   // What one step records: pass[vi]'s dispatches for tokens that see at
   // most `visible` positions, layers [layer0, layer1) (the embedding with
   // layer 0, the lm_head and the logits' copy after the last layer): all, or

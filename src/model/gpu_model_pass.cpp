@@ -52,12 +52,24 @@ void GpuModel::Impl::prepare() {
   cur.assign(B, 0);
   host_ids.assign(B, 0);
   host_pos.assign(B, 0);
+  pass_rows = {1};
+  if (batch > 1) {
+    const uint32_t least = std::max(opt.min_batch, 2u);
+    for (uint32_t r = batch; r >= 2; r /= 2) {
+      pass_rows.push_back(r);
+      if (r % 2 || r / 2 < least) break;
+    }
+  }
+  const size_t passes = pass_rows.size();
+  for (Layer& L : layers) L.pass.resize(passes);
+  embed_rows.resize(passes);
+  plm.resize(passes);
   const matvec::Weights& we = embed_weights();
-  for (int vi = 0; vi < (batch > 1 ? 2 : 1); ++vi)
-    embed_rows[vi] = matvec::prepare_rows(*ctx, matvec::plan_rows(*ctx, we.kind, we.n, we.k, vi ? batch : 1), we,
+  for (size_t vi = 0; vi < passes; ++vi)
+    embed_rows[vi] = matvec::prepare_rows(*ctx, matvec::plan_rows(*ctx, we.kind, we.n, we.k, pass_rows[vi]), we,
                                           ids, x);
   prepare_single();
-  if (batch > 1) prepare_batch();
+  for (size_t vi = 1; vi < passes; ++vi) prepare_batch(int(vi));
   rec = std::make_unique<gpu::Recorder>(*ctx, "forward");
 }
 
@@ -150,22 +162,24 @@ void GpuModel::Impl::prepare_single() {
                            {.a = &w_out, .x = &x, .y = &logits, .norm_w = out_norm});
 }
 
-// A prompt batch of `batch` rows: the norms into h, the projections through
-// gemm::matmul (gemm above the crossover, matvec below or for a format
-// without a gemm; both read the one matvec upload), bias and RoPE by
-// GpuRope, the lm_head from x_last. A fused layer's one matmul writes rows
-// [q | k | v] into qkv [batch, n_q + 2 n_kv], and one GpuRope over its
-// n_head + 2 n_kv heads adds the bias and rotates the first n_head + n_kv.
-void GpuModel::Impl::prepare_batch() {
+// A prompt batch of B = pass_rows[vi] rows (the activations' first B rows):
+// the norms into h, the projections through gemm::matmul (gemm above the
+// crossover, matvec below or for a format without a gemm; both read the one
+// matvec upload), bias and RoPE by GpuRope, the lm_head from x_last. A fused
+// layer's one matmul writes rows [q | k | v] into qkv [B, n_q + 2 n_kv], and
+// one GpuRope over its n_head + 2 n_kv heads adds the bias and rotates the
+// first n_head + n_kv.
+void GpuModel::Impl::prepare_batch(int vi) {
   const uint32_t nq = cfg.n_embd_q(), kv = cfg.n_embd_kv(), nqkv = nq + 2 * kv;
+  const uint32_t rows = pass_rows[size_t(vi)];
   Hooks store, acc, silu;
   acc.epilogue = Epilogue::Acc;
   silu.epilogue = Epilogue::SiluGate;
   auto mm = [&](const matvec::Weights& mw, const Hooks& hk, const gpu::Buffer& in, const gpu::Buffer& out,
-                const matvec::Weights* mw_b = nullptr) { return matmul(mw, hk, in, out, batch, mw_b); };
+                const matvec::Weights* mw_b = nullptr) { return matmul(mw, hk, in, out, rows, mw_b); };
   const blockq::RopeMode mode =
       cfg.rope_mode == model::RopeMode::Neox ? blockq::RopeMode::Neox : blockq::RopeMode::Normal;
-  const GpuRopeShape rs{batch, cfg.n_head, cfg.head_dim, cfg.n_rot, cfg.rope_freq_base, cfg.rope_freq_scale, mode};
+  const GpuRopeShape rs{rows, cfg.n_head, cfg.head_dim, cfg.n_rot, cfg.rope_freq_base, cfg.rope_freq_scale, mode};
   GpuRopeShape rsk = rs;
   rsk.heads = cfg.n_head_kv;
   GpuRopeShape rsv = rsk;
@@ -173,18 +187,18 @@ void GpuModel::Impl::prepare_batch() {
   GpuRopeShape rsqkv = rs;
   rsqkv.heads = cfg.n_head + 2 * cfg.n_head_kv;
   rsqkv.rope_heads = cfg.n_head + cfg.n_head_kv;
-  const attention::Shape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, batch, kv_format(opt.kv_type)};
+  const attention::Shape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, rows, kv_format(opt.kv_type)};
   attention::Shape shape_qkv = shape;
   shape_qkv.q_stride = nqkv;
   for (Layer& Ly : layers) {
-    LayerPass& L = Ly.pass[1];
+    LayerPass& L = Ly.pass[size_t(vi)];
     L.norms = true;
-    L.n_attn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.attn_norm, h);
-    L.n_ffn = GpuRmsNorm(*ctx, cfg.n_embd, batch, cfg.rms_eps, x, Ly.ffn_norm, h);
+    L.n_attn = GpuRmsNorm(*ctx, cfg.n_embd, rows, cfg.rms_eps, x, Ly.attn_norm, h);
+    L.n_ffn = GpuRmsNorm(*ctx, cfg.n_embd, rows, cfg.rms_eps, x, Ly.ffn_norm, h);
     if (Ly.fused) {
       L.pq = mm(Ly.wqkv, store, h, qkv);
       L.ropes.emplace_back(*ctx, rsqkv, GpuRopeArgs{&qkv, &pos, Ly.bqkv, rope_ff});
-      L.store = GpuKvStore(*ctx, kv, n_ctx, batch, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type),
+      L.store = GpuKvStore(*ctx, kv, n_ctx, rows, qkv, qkv, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type),
                            {nq, nq + kv, nqkv});
       L.att = attention::Attention(*ctx, shape_qkv, {&qkv, &Ly.kc, &Ly.vc, &pos, &att, &att_part});
     } else {
@@ -194,7 +208,7 @@ void GpuModel::Impl::prepare_batch() {
       L.ropes.emplace_back(*ctx, rs, GpuRopeArgs{&q, &pos, Ly.bq, rope_ff});
       L.ropes.emplace_back(*ctx, rsk, GpuRopeArgs{&k, &pos, Ly.bk, rope_ff});
       if (cfg.qkv_bias) L.ropes.emplace_back(*ctx, rsv, GpuRopeArgs{&v, &pos, Ly.bv, {}});
-      L.store = GpuKvStore(*ctx, kv, n_ctx, batch, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
+      L.store = GpuKvStore(*ctx, kv, n_ctx, rows, k, v, pos, Ly.kc, Ly.vc, kv_format(opt.kv_type));
       L.att = attention::Attention(*ctx, shape, {&q, &Ly.kc, &Ly.vc, &pos, &att, &att_part});
     }
     L.po = mm(Ly.wo, acc, att, x);
@@ -204,8 +218,9 @@ void GpuModel::Impl::prepare_batch() {
   Hooks norm;
   norm.prologue = Prologue::RmsNorm;
   norm.eps = cfg.rms_eps;
-  plm[1] = matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm, mv_options(w_out)),
-                           {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = out_norm});
+  plm[size_t(vi)] =
+      matvec::prepare(*ctx, matvec::plan(*ctx, w_out.kind, w_out.n, w_out.k, 1, norm, mv_options(w_out)),
+                      {.a = &w_out, .x = &x_last, .y = &logits, .norm_w = out_norm});
 }
 
 Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu::Buffer& in,
@@ -230,9 +245,10 @@ Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu
   }
 }
 
-// eval_all's lm_head over the batch's first R rows: R = batch, or fewer
-// where R rows of logits pass kAllRowsBytes or a binding. x [batch, n_embd]
-// -> h [R, n_embd] (out_norm) -> all.logits [R, n_vocab].
+// eval_all's lm_head over a batch pass's first R rows: R = its rows, or
+// fewer where R rows of logits pass kAllRowsBytes or a binding (the same cap
+// for every pass). x [B, n_embd] -> h [R, n_embd] (out_norm) -> all.logits
+// [R, n_vocab].
 void GpuModel::Impl::prepare_all_rows() {
   if (all.rows || batch < 2) return;
   const uint64_t row = uint64_t{cfg.n_vocab} * 4;
@@ -245,14 +261,19 @@ void GpuModel::Impl::prepare_all_rows() {
   all.logits = act(uint64_t{r} * cfg.n_vocab, "logits.rows");
   all.readback = ctx->create_buffer(r * row, gpu::kReadback, "logits.rows.readback");
   mem.activations += all.readback.size();
-  all.norm = GpuRmsNorm(*ctx, cfg.n_embd, r, cfg.rms_eps, x, out_norm, h);
-  all.lm = matmul(w_out, Hooks{}, h, all.logits, r);
+  all.pass.resize(pass_rows.size());
+  for (size_t vi = 1; vi < pass_rows.size(); ++vi) {
+    AllRows::Pass& p = all.pass[vi];
+    p.rows = std::min(r, pass_rows[vi]);
+    p.norm = GpuRmsNorm(*ctx, cfg.n_embd, p.rows, cfg.rms_eps, x, out_norm, h);
+    p.lm = matmul(w_out, Hooks{}, h, all.logits, p.rows);
+  }
   all.rows = r;
 }
 
 uint32_t GpuModel::Impl::visible_now() const {
   uint32_t visible = 0;  // the most positions a token of the step sees (padding sees none)
-  for (uint32_t t = 0; t < (vi ? batch : 1); ++t)
+  for (uint32_t t = 0; t < pass_rows[size_t(vi)]; ++t)
     if (host_pos[t] != kPadPos) visible = std::max(visible, std::min(host_pos[t] + 1, n_ctx));
   return visible;
 }
@@ -291,7 +312,7 @@ std::vector<gpu::Handle<WGPUCommandBuffer>> GpuModel::Impl::encode_step(StepSel 
 void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
   const Impl& m = *this;
   const int vi = sel.vi;
-  const uint32_t rows = vi ? m.batch : 1;
+  const uint32_t rows = m.pass_rows[size_t(vi)];
   const uint32_t l1 = std::min<uint32_t>(sel.layer1, uint32_t(m.layers.size()));
   auto on = [&](KernelFamily f) { return !sel.only || *sel.only == f; };
   if (sel.layer0 == 0 && on(KernelFamily::Embed)) {
@@ -302,11 +323,11 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
         const uint32_t id = uint32_t(m.cur[t]);  // checked < n_vocab by set_inputs
         needed |= id >= chunks[c].row0 && id - chunks[c].row0 < chunks[c].rows;
       }
-      if (needed) m.embed_rows[vi].record_chunk(r, c);
+      if (needed) m.embed_rows[size_t(vi)].record_chunk(r, c);
     }
   }
   for (uint32_t l = sel.layer0; l < l1; ++l) {
-    const LayerPass& L = m.layers[l].pass[vi];
+    const LayerPass& L = m.layers[l].pass[size_t(vi)];
     if (on(KernelFamily::Qkv)) {
       if (L.norms) L.n_attn.record(r);
       L.pq.record(r);
@@ -327,11 +348,11 @@ void GpuModel::Impl::record_step(gpu::Recorder& r, const StepSel& sel) const {
   if (on(KernelFamily::LmHead)) {
     const uint64_t row = uint64_t{m.cfg.n_embd} * 4;
     if (vi) r.copy(m.x, (m.m - 1) * row, m.x_last, 0, row);
-    m.plm[vi].record(r);
+    m.plm[size_t(vi)].record(r);
     if (sel.all_rows) {
-      BQ_ASSERT(vi && m.all.rows >= m.m);
-      m.all.norm.record(r);
-      m.all.lm.record(r);
+      BQ_ASSERT(vi && m.all.pass[size_t(vi)].rows >= m.m);
+      m.all.pass[size_t(vi)].norm.record(r);
+      m.all.pass[size_t(vi)].lm.record(r);
     }
   }
   if (sel.sample && m.gen.sampler && on(KernelFamily::Sample)) {

@@ -128,7 +128,9 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuPrompt,
 TEST(GpuPromptSplitK, LargeBatchMatchesCpuReference) {
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0, false));
   const uint32_t batch = 160;
-  GpuModel g(testing_support::test_context(), f, {.n_ctx = 192, .batch = batch, .crossover = 4u});
+  GpuModel g(testing_support::test_context(), f,
+             {.n_ctx = 192, .batch = batch, .min_batch = batch, .crossover = 4u});  // one pass of 160 rows
+  ASSERT_EQ(g.prompt_passes(), std::vector<uint32_t>{batch});
   EXPECT_EQ(g.prompt_gemm_count(), g.prompt_projection_count());
   const auto& cfg = g.config();
   const auto lim = gemm::limits_of(testing_support::test_context());
@@ -186,6 +188,71 @@ TEST(GpuPromptAllRows, EveryRowMatchesCpuReference) {
   g.truncate(0);
   run(std::span<const TokenId>(prompt).subspan(3, 5));
   std::printf("[ llama q4_0 ] eval_all over 33 and 5 tokens in batches of 16: max rel err %.3g\n", worst);
+}
+
+// Prompt passes of 16, 8, 4 and 2 rows (min_batch 2; the crossover at 4, so
+// the passes of 2 and 4 run the matvec, those of 8 and 16 the gemm): steps of
+// 16, 5, 2, 3 and 7 tokens take the passes of 16, 8, 2, 4 and 8 rows, and
+// each step's last logits must be the CPU's, as must the greedy tokens after
+// them. A padded row of a smaller pass must not reach the cache or a real
+// row: every step reads the cache the steps before it wrote. Then eval_all
+// over 7 tokens from position 0 (the pass of 8, its lm_head over 7 rows) and
+// over 3 (the pass of 4) hands over every row.
+TEST(GpuPromptPasses, EveryPassMatchesCpuReference) {
+  const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0, false));
+  GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .min_batch = 2, .crossover = 4u});
+  ASSERT_EQ(g.prompt_passes(), (std::vector<uint32_t>{16, 8, 4, 2}));
+  GpuModel one(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .crossover = 4u});
+  EXPECT_EQ(one.prompt_passes(), std::vector<uint32_t>{16}) << "min_batch 16 (the default) keeps one pass of 16";
+  EXPECT_EQ(g.memory().activations, one.memory().activations) << "the passes should share the activations";
+  const Tokenizer tok(from_gguf(f));
+  std::vector<TokenId> prompt = tok.tokenize(kLongText, true);
+  ASSERT_GE(prompt.size(), 33u);
+  prompt.resize(33);
+  CpuModel cpu(f, {ForwardMode::F32, 96, 1, KvType::F16});
+  double worst = 0;
+  std::vector<float> gl;
+  std::span<const float> cl;
+  size_t at = 0;
+  for (const auto [n, rows] : {std::pair<size_t, uint32_t>{16, 16}, {5, 8}, {2, 2}, {3, 4}, {7, 8}}) {
+    const auto chunk = std::span<const TokenId>(prompt).subspan(at, n);
+    const auto a = g.eval_step(chunk);
+    EXPECT_EQ(g.last_step().rows, rows) << "the pass of a step of " << n << " tokens";
+    cl = cpu.eval(chunk);
+    const double e = max_rel_err(a, cl);
+    worst = std::max(worst, e);
+    EXPECT_LT(e, kRelBound) << "a step of " << n << " tokens at " << at;
+    gl.assign(a.begin(), a.end());
+    at += n;
+  }
+  ASSERT_EQ(g.n_past(), 33u);
+  for (int i = 0; i < 4; ++i) {
+    const TokenId t = argmax(cl);
+    ASSERT_EQ(argmax(gl), t) << "greedy token " << i;
+    const auto a = g.eval(t);
+    EXPECT_EQ(g.last_step().rows, 1u);
+    cl = cpu.eval(t);
+    const double e = max_rel_err(a, cl);
+    worst = std::max(worst, e);
+    EXPECT_LT(e, kRelBound) << "generated position " << i;
+    gl.assign(a.begin(), a.end());
+  }
+  for (const size_t n : {7, 3}) {
+    g.truncate(0);
+    CpuModel rows_cpu(f, {ForwardMode::F32, 96, 1, KvType::F16});
+    size_t seen = 0;
+    g.eval_all(std::span<const TokenId>(prompt).first(n), [&](size_t i, std::span<const float> row) {
+      EXPECT_EQ(i, seen++);
+      const double e = max_rel_err(row, rows_cpu.eval(prompt[i]));
+      worst = std::max(worst, e);
+      EXPECT_LT(e, kRelBound) << "row " << i << " of " << n;
+    });
+    EXPECT_EQ(seen, n);
+    EXPECT_EQ(g.last_step().rows, n == 7 ? 8u : 4u);
+  }
+  std::printf("[ llama q8_0 ] steps of 16, 5, 2, 3, 7 tokens in passes of 16/8/4/2 rows, eval_all over 7 and 3: "
+              "max rel err %.3g\n",
+              worst);
 }
 
 // rope_freqs one token at a time (matvec Store, then GpuRope with the
