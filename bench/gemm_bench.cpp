@@ -167,6 +167,15 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
           row["tuned_tflops"] = flops / nt / 1e3;
           row["default_of_fma"] = flops / nd / 1e3 / peak.tflops;
           row["tuned_of_fma"] = flops / nt / 1e3 / peak.tflops;
+          if (gemm::int8_reads(*f) && ctx.features().packed_dot4) {
+            // The int8 gemm's default, its x quantize dispatch included.
+            const KernelSpec i8 = gemm::plan_int8(gemm::limits_of(ctx), kind, n, k, m);
+            const double ni = time(i8);
+            row["int8_tiling"] = gemm::label({i8.tile_m, i8.tile_n, i8.reg_m, i8.reg_n, i8.tile});
+            row["int8_us"] = ni / 1e3;
+            row["int8_tflops"] = flops / ni / 1e3;
+            row["int8_of_fma"] = flops / ni / 1e3 / peak.tflops;
+          }
         } catch (const Error& e) {
           row["error"] = e.what();
         }

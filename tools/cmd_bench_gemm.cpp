@@ -126,6 +126,13 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
                  r["tuned_us"].get<double>(), r["tuned_tflops"].get<double>(), 100 * r["tuned_of_fma"].get<double>(),
                  r["default_us"].get<double>() / r["tuned_us"].get<double>(), spec,
                  r["tuned_from_cache"].get<bool>() ? " (cached)" : "");
+      if (r.contains("int8_us"))
+        fmt::print("{:<6} {:>6}x{:<6} {:>5} | int8 gemm (x quantized, dot4I8Packed) {:>10.1f} us {:>8.4f} TFLOP/s "
+                   "{:>5.1f}% of FMA, {:.2f}x the tuned f32 gemm | {}\n",
+                   r["format"].get<std::string>(), r["n"].get<uint32_t>(), r["k"].get<uint32_t>(),
+                   r["m"].get<uint32_t>(), r["int8_us"].get<double>(), r["int8_tflops"].get<double>(),
+                   100 * r["int8_of_fma"].get<double>(), r["tuned_us"].get<double>() / r["int8_us"].get<double>(),
+                   r["int8_tiling"].get<std::string>());
     }
     if (res.contains("crossover"))
       for (auto& [kname, v] : res["crossover"].items())

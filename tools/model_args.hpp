@@ -28,6 +28,7 @@ inline model::GpuModelOptions gpu_model_options(const ModelLoadArgs& a, uint32_t
   o.int8_activations = a.int8_activations;
   o.encode_ahead = a.encode_ahead;
   o.submit_pieces = a.submit_pieces;
+  o.gemm_int8 = a.int8_gemm;
   return o;
 }
 

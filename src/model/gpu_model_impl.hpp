@@ -128,6 +128,7 @@ struct GpuModel::Impl {
   // another). Grown when a projection needs more; a replaced buffer lives on
   // in the bind groups of the projections prepared before.
   gpu::Buffer gemm_part;
+  gpu::Buffer gemm_xq;  // the int8 gemms' quantized x, shared likewise (gemm_int8)
   // Every row's logits (GpuModel::eval_all), prepared on its first call:
   // per batch pass, the final norm of its first `rows` rows into h, the
   // lm_head over them into logits [rows, n_vocab], copied into readback

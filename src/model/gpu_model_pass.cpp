@@ -234,10 +234,15 @@ Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu
   a.hooks = hk;
   a.crossover = opt.crossover;
   a.tuned = opt.gemm_tuned;
+  a.int8 = opt.gemm_int8;
   try {
     if (const uint64_t need = gemm::partial_bytes(*ctx, a)) {
       if (!gemm_part || gemm_part.size() < need) gemm_part = act(need / 4, "gemm.partials");
       a.part = &gemm_part;
+    }
+    if (const uint64_t need = gemm::xq_bytes(*ctx, a)) {
+      if (!gemm_xq || gemm_xq.size() < need) gemm_xq = act((need + 3) / 4, "gemm.xq");
+      a.xq = &gemm_xq;
     }
     return Proj{gemm::matmul(*ctx, a)};
   } catch (const Error& e) {

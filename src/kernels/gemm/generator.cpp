@@ -77,6 +77,53 @@ std::string format_code(const KernelSpec& s) {
   return c;
 }
 
+std::string store_classic(const KernelSpec& s, bool checked) {
+  std::string o;
+  for (uint32_t i = 0; i < s.reg_m; ++i)
+    for (uint32_t j = 0; j < s.reg_n; ++j) {
+      const std::string t = fmt::format("(m0 + ty * RM + {}u)", i), r = fmt::format("(n0 + tx * RN + {}u)", j);
+      const std::string idx = fmt::format("{} * params.n + params.row0 + {}", t, r);
+      const std::string body = epilogue(s, idx, i, j);
+      if (checked)
+        o += fmt::format("    if ({} < params.m && {} < params.rows) {{ {} }}\n", t, r, body);
+      else
+        o += "    " + body + "\n";
+    }
+  if (!o.empty()) o.pop_back();
+  return o;
+}
+
+KernelSpec spec_of(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, const Hooks& hooks,
+                   const Tiling& t) {
+  KernelSpec s;
+  s.op = Op::Gemm;
+  s.weight = kind;
+  s.n = n;
+  s.k = k;
+  s.m = 0;  // run-time
+  s.tile_m = t.tile_m;
+  s.tile_n = t.tile_n;
+  s.reg_m = t.reg_m;
+  s.reg_n = t.reg_n;
+  s.tile = t.tile_k;
+  s.variant = t.algo;
+  s.splits = std::min(t.splits, k / t.tile_k);  // whole steps per slice, at least one
+  s.wg = (t.tile_m / t.reg_m) * (t.tile_n / t.reg_n);
+  s.tpr = 1;
+  s.tokens = 1;
+  s.hooks = hooks;
+  s.max_groups = lim.max_groups;
+  return s;
+}
+
+std::string acc_decl(const KernelSpec& s) {
+  std::string accs;
+  for (uint32_t w = 0; w < weights(s.hooks); ++w)
+    for (uint32_t i = 0; i < s.reg_m; ++i)
+      for (uint32_t j = 0; j < s.reg_n; ++j) accs += "  var " + acc(w ? "B" : "A", i, j) + " = 0.0;\n";
+  return accs;
+}
+
 }  // namespace detail
 
 namespace {
@@ -139,22 +186,6 @@ std::string inner(const KernelSpec& s) {
     for (uint32_t i = 0; i < s.reg_m; ++i)
       for (uint32_t j = 0; j < s.reg_n; ++j) o += fmt::format("      {0} = {0} + a{1} * b{2}{3};\n", acc(w, i, j), i, w, j);
   }
-  return o;
-}
-
-std::string store(const KernelSpec& s, bool checked) {
-  std::string o;
-  for (uint32_t i = 0; i < s.reg_m; ++i)
-    for (uint32_t j = 0; j < s.reg_n; ++j) {
-      const std::string t = fmt::format("(m0 + ty * RM + {}u)", i), r = fmt::format("(n0 + tx * RN + {}u)", j);
-      const std::string idx = fmt::format("{} * params.n + params.row0 + {}", t, r);
-      const std::string body = detail::epilogue(s, idx, i, j);
-      if (checked)
-        o += fmt::format("    if ({} < params.m && {} < params.rows) {{ {} }}\n", t, r, body);
-      else
-        o += "    " + body + "\n";
-    }
-  if (!o.empty()) o.pop_back();
   return o;
 }
 
@@ -292,31 +323,16 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   BQ_CHECK(t.has_value(), "gemm {}: tiling {}x{} reg {}x{} tk {} does not fit {} invocations / {} bytes",
            kind.name(), want.tile_m, want.tile_n, want.reg_m, want.reg_n, want.tile_k, lim.invocations,
            lim.shared);
-  KernelSpec s;
-  s.op = Op::Gemm;
-  s.weight = kind;
-  s.n = n;
-  s.k = k;
-  s.m = 0;  // run-time
-  s.tile_m = t->tile_m;
-  s.tile_n = t->tile_n;
-  s.reg_m = t->reg_m;
-  s.reg_n = t->reg_n;
-  s.tile = t->tile_k;
-  s.variant = t->algo;
-  s.splits = std::min(t->splits, k / t->tile_k);  // whole steps per slice, at least one
-  s.wg = threads(s);
-  s.tpr = 1;
-  s.tokens = 1;
-  s.hooks = hooks;
-  s.max_groups = lim.max_groups;
-  return s;
+  return detail::spec_of(lim, kind, n, k, hooks, *t);
 }
 
 uint32_t threads(const KernelSpec& s) { return (s.tile_m / s.reg_m) * (s.tile_n / s.reg_n); }
-uint32_t shared_bytes(const KernelSpec& s) { return shared_bytes(from_spec(s), s.hooks); }
+uint32_t shared_bytes(const KernelSpec& s) {
+  return s.features.dot4 ? detail::shared_bytes_int8(from_spec(s), s.hooks) : shared_bytes(from_spec(s), s.hooks);
+}
 
 std::string wgsl(const KernelSpec& s) {
+  if (s.features.dot4) return detail::wgsl_int8(s);
   if (pipelined(from_spec(s))) return detail::wgsl_pipelined(s);
   Template t(wgsl_file("kernels/gemm/gemm.wgsl"), s.key());
   t.set("DECODE_HELPERS", std::string(wgsl_file("kernels/gemm/decode_helpers.wgsl")));
@@ -326,14 +342,10 @@ std::string wgsl(const KernelSpec& s) {
   std::string ws = "var<workgroup> wsA: array<vec4<f32>, TK * WP4>;  // [TK][TN / 4] dequantized W, k-major\n";
   if (nw == 2) ws += "var<workgroup> wsB: array<vec4<f32>, TK * WP4>;\n";
   t.set("BINDINGS", detail::bindings(s)).set("WS_DECL", ws).set("FORMAT", detail::format_code(s));
-  std::string accs;
-  for (uint32_t w = 0; w < nw; ++w)
-    for (uint32_t i = 0; i < s.reg_m; ++i)
-      for (uint32_t j = 0; j < s.reg_n; ++j) accs += "  var " + acc(w ? "B" : "A", i, j) + " = 0.0;\n";
-  t.set("ACC_DECL", accs);
+  t.set("ACC_DECL", detail::acc_decl(s));
   t.set("STAGE_FAST", stage(s, false)).set("STAGE_EDGE", stage(s, true));
   t.set("INNER", inner(s));
-  t.set("STORE_FAST", store(s, false)).set("STORE_EDGE", store(s, true));
+  t.set("STORE_FAST", detail::store_classic(s, false)).set("STORE_EDGE", detail::store_classic(s, true));
   return t.render();
 }
 

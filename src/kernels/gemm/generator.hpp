@@ -91,4 +91,23 @@ std::string pipeline_key(const KernelSpec& s);
 // Workgroups for `rows` rows of a chunk and m tokens (x: n tiles, y: m tiles).
 gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);
 
+// The int8 gemm (features.dot4, gemm_i8.wgsl; int8.cpp): x quantized per
+// block of 32 by matvec's xquant kernel (ggml's q8 activations), products
+// summed exactly by dot4I8Packed, per output and block in k order
+//   acc = acc + (dw * dx) * f32(sum of qw * qx - OFF * sum of qx)
+// (OFF 8 for Q4_0, 0 for Q8_0). Classic kernel (stage, barrier, compute),
+// one block a step, register blocks RM x RN of multiples of 4, no split-k.
+// Opt-in (MatmulArgs::int8) where the instance has packed dot4: its speed
+// against the f32 gemm has not been measured on a GPU yet.
+bool int8_reads(Format f);  // Q8_0, Q4_0
+Tiling default_tiling_int8(uint32_t mclass);
+// Throws blockq::Error on another format, k not a multiple of 32, an
+// unsupported hook or a tiling that does not fit.
+KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                     const Hooks& hooks = {}, std::optional<Tiling> tiling = {});
+// The QuantX spec (kernels/matvec/xquant.hpp) that fills the int8 gemm's xq
+// for m tokens: codes [m][k / 16] vec4<u32>, then meta [m][k / 32] vec4<u32>.
+KernelSpec quant_spec(const KernelSpec& s, uint32_t m);
+uint64_t int8_x_bytes(uint32_t m, uint32_t k);  // of that xq
+
 }  // namespace blockq::gemm

@@ -61,12 +61,17 @@ bool gemm_reads(const WeightKind& kind, uint32_t k) {
 
 namespace {
 
+bool uses_int8(const gpu::Context& ctx, const MatmulArgs& a) {
+  return a.int8 && !a.mv_a->kind.onnx && int8_reads(a.mv_a->kind.format) && ctx.features().packed_dot4;
+}
+
 // The gemm spec matmul() runs for a, or nullopt when it runs matvec.
 std::optional<KernelSpec> gemm_spec(const gpu::Context& ctx, const MatmulArgs& a) {
   BQ_CHECK(a.mv_a && a.x && a.y && a.m > 0, "matmul: a weight, x, y and m > 0 are required");
   const WeightKind kind = a.mv_a->kind;
   const uint32_t n = a.mv_a->n, k = a.mv_a->k;
   if (!gemm_reads(kind, k) || a.m <= (a.crossover ? *a.crossover : crossover(ctx, kind))) return std::nullopt;
+  if (uses_int8(ctx, a)) return plan_int8(limits_of(ctx), kind, n, k, a.m, a.hooks);
   std::optional<Tiling> t;
   if (a.tuned) t = tune(ctx, kind, n, k, m_class(a.m), a.hooks).tiling;
   // A tuned split-k needs partials for this m; past the binding limit it runs unsplit.
@@ -83,6 +88,7 @@ Matmul matmul(const gpu::Context& ctx, const MatmulArgs& a) {
   if (auto s = gemm_spec(ctx, a)) {
     Args ga{a.mv_a, a.mv_b, a.x, a.y, a.m};
     ga.part = a.part;
+    ga.xq = a.xq;
     out.p_ = prepare(ctx, *s, ga);
   } else {
     const WeightKind kind = a.mv_a->kind;
@@ -97,6 +103,11 @@ uint64_t partial_bytes(const gpu::Context& ctx, const MatmulArgs& a) {
   const auto g = gemm_spec(ctx, a);
   const KernelSpec s = g ? *g : matvec::plan(ctx, a.mv_a->kind, a.mv_a->n, a.mv_a->k, a.m, a.hooks);
   return s.splits > 1 ? split_sum::partial_bytes(s.splits, a.hooks, a.m, s.n) : 0;
+}
+
+uint64_t xq_bytes(const gpu::Context& ctx, const MatmulArgs& a) {
+  const auto g = gemm_spec(ctx, a);
+  return g && g->features.dot4 ? int8_x_bytes(a.m, g->k) : 0;
 }
 
 }  // namespace blockq::gemm

@@ -47,6 +47,12 @@ struct MatmulArgs {
   // partial_bytes(ctx, args), which matmuls recorded one after another may
   // share. Null: the kernel allocates its own.
   const gpu::Buffer* part = nullptr;
+  // The int8 gemm (plan_int8) for Q8_0 and Q4_0 above the crossover, where
+  // the instance has packed dot4 (else the f32 gemm); its x quantized into
+  // xq, a scratch of at least int8_x_bytes(m, k) that matmuls recorded one
+  // after another may share (null: the kernel allocates its own).
+  bool int8 = false;
+  const gpu::Buffer* xq = nullptr;
 };
 
 class Matmul {
@@ -68,5 +74,7 @@ Matmul matmul(const gpu::Context& ctx, const MatmulArgs& args);
 // Bytes of split-k partials the kernel matmul(ctx, args) picks needs (0 when
 // it is not split), so callers can size one shared scratch.
 uint64_t partial_bytes(const gpu::Context& ctx, const MatmulArgs& args);
+// Bytes of xq the kernel matmul(ctx, args) picks needs (0 unless the int8 gemm).
+uint64_t xq_bytes(const gpu::Context& ctx, const MatmulArgs& args);
 
 }  // namespace blockq::gemm

@@ -28,6 +28,15 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
   p.spec = spec;
   p.m = args.m;
   p.kernel_ = &ctx.kernel(label, label, [&] { return wgsl(spec); });
+  const gpu::Buffer* xin = args.x;  // binding 1: x, or (int8) x quantized
+  if (spec.features.dot4) {
+    BQ_CHECK(ctx.features().packed_dot4, "gemm {}: the instance has no packed 4x8 integer dot product", label);
+    const uint64_t qb = int8_x_bytes(args.m, spec.k);
+    if (!args.xq) p.own_xq_ = ctx.create_buffer(qb, gpu::kStorage, label + ".xq");
+    xin = args.xq ? args.xq : &p.own_xq_;
+    BQ_CHECK(xin->size() >= qb, "gemm {}: xq '{}' holds {} bytes, needs {}", label, xin->label(), xin->size(), qb);
+    p.quant_ = matvec::xquant::prepare(ctx, quant_spec(spec, args.m), *args.x, *xin, {});
+  }
   const gpu::Buffer* out = args.y;
   if (spec.splits > 1) {
     out = &split_sum::partials_buffer(ctx, spec, args.m, args.part, p.own_part_, "gemm " + label);
@@ -47,7 +56,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
     const uint32_t params[4] = {c.row0, c.rows, args.m, spec.n};
     p.params_.push_back(ctx.create_buffer(sizeof(params), gpu::kUniform, label + ".params"));
     ctx.upload<uint32_t>(p.params_.back(), params);
-    std::vector<gpu::Binding> b = {{&p.params_.back()}, {args.x}, c.main.binding()};
+    std::vector<gpu::Binding> b = {{&p.params_.back()}, {xin}, c.main.binding()};
     if (side) b.push_back(c.side.binding());
     if (silu) {
       b.push_back(args.b->chunks[ci].main.binding());
@@ -65,6 +74,7 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
 }
 
 void Prepared::record(gpu::Recorder& rec) const {
+  if (quant_) quant_->record(rec);
   for (size_t i = 0; i < groups_.size(); ++i) rec.dispatch(*kernel_, groups_[i], grids_[i]);
   if (sum_) sum_->record(rec);
 }

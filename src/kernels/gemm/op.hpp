@@ -12,6 +12,7 @@
 #include "kernels/common/split_sum.hpp"
 #include "kernels/gemm/generator.hpp"
 #include "kernels/matvec/op.hpp"
+#include "kernels/matvec/xquant.hpp"
 
 namespace blockq::gemm {
 
@@ -24,6 +25,10 @@ struct Args {
   // Split-k: a scratch for the partials (split_sum::partial_bytes), which
   // callers that run one kernel at a time may share; null: prepare makes one.
   const gpu::Buffer* part = nullptr;
+  // The int8 gemm (spec.features.dot4): a scratch of int8_x_bytes(m, k) for
+  // x quantized, which callers that run one kernel at a time may share;
+  // null: prepare makes one.
+  const gpu::Buffer* xq = nullptr;
 };
 
 class Prepared {
@@ -40,6 +45,8 @@ class Prepared {
   std::vector<gpu::Grid> grids_;
   gpu::Buffer own_part_;                    // split-k partials when Args::part is null
   std::optional<split_sum::Prepared> sum_;  // split-k: adds the slices, runs the epilogue
+  gpu::Buffer own_xq_;                                // int8: xq when Args::xq is null
+  std::optional<matvec::xquant::Prepared> quant_;   // int8: x -> xq, recorded first
 };
 
 // Compiles (or finds in the cache) spec's kernel and binds args, one bind

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/common/spec.hpp"
+#include "kernels/gemm/generator.hpp"
 
 namespace blockq::gemm::detail {
 
@@ -21,5 +22,15 @@ std::string format_code(const KernelSpec& s);
 std::string epilogue(const KernelSpec& s, const std::string& idx, uint32_t i, uint32_t j);
 // gemm_pipe.wgsl rendered for s (s.variant kPipelined or kPipelinedUnrolled).
 std::string wgsl_pipelined(const KernelSpec& s);
+// The spec of a gemm with tiling t (m a run-time value, splits cut to whole steps).
+KernelSpec spec_of(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, const Hooks& hooks,
+                   const Tiling& t);
+// The classic kernels' accumulator declarations and their stores (checked:
+// each output's token and row bounds-checked), for gemm.wgsl and gemm_i8.wgsl.
+std::string acc_decl(const KernelSpec& s);
+std::string store_classic(const KernelSpec& s, bool checked);
+// gemm_i8.wgsl rendered for s (features.dot4), and its workgroup storage.
+std::string wgsl_int8(const KernelSpec& s);
+uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h);
 
 }  // namespace blockq::gemm::detail

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs on the lent H200 (device tool): prompt evaluation (session 36, not yet
+# run on a GPU). The tests of the prompt passes and of the int8 gemm
+# (test_model's GpuPrompt* and Int8Gemm, test_k_gemm's int8 cases), then for
+# each synthetic model `bench run --prompt-sweep` (each prompt length from
+# position 0, wall clock to the logits, median of 3) under one pass of 128
+# rows (the old behaviour), the default passes (128/64/32/16), passes down to
+# 8, the default with --int8-gemm, batches of 512 with passes down to 8, and
+# one pass of 128 again (drift); one line per run: tokens:rows:ms. Then
+# `bench gemm` at m = 16..512 on the 8B's shapes (f32 and int8 gemm lines)
+# with the crossover. Expects the carried folders that bench/h200.sh does.
+# Usage: OUT=... bench/h200_prompt.sh
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export LD_LIBRARY_PATH=$PWD/.devrun/third_party/dawn/node_modules/bun-webgpu-linux-x64:$PWD/.devrun/lib BLOCKQ_MODEL_DIR=/tmp/bqmodels
+mkdir -p /tmp/o $BLOCKQ_MODEL_DIR
+B=.devrun/build/bin
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+timeout 200 $B/test_model --gtest_filter='GpuPrompt*:*Int8Gemm*' > /tmp/o/test_model.log 2>&1
+echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)|max rel' /tmp/o/test_model.log | tr '\n' ' ')"
+timeout 200 $B/test_k_gemm --gtest_filter='*Int8*' > /tmp/o/test_gemm.log 2>&1
+echo "test_k_gemm int8 exit $?: $(grep -E '^\[  (PASSED|FAILED)' /tmp/o/test_gemm.log | tr '\n' ' ')"
+SW=5,12,27,45,60,100,116,200,500,1000
+for m in "smollm2-360m q8_0" "llama-3.2-1b q4_0" "llama-3-8b q4_0"; do
+  set -- $m
+  for cfg in "--min-batch 128" "" "--min-batch 8" "--int8-gemm" "--batch 512 --min-batch 8" "--min-batch 128"; do
+    timeout 150 $B/blockq bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $cfg > /tmp/o/run.txt 2>&1
+    echo "== $1 $2 [$cfg]: $(grep -E '^(prompt |first tok)' /tmp/o/run.txt | tr -s ' ' | tr '\n' '|')"
+    sed -n '/^prompt sweep/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s ", $1, $2, $3}'; echo
+    cat /tmp/o/run.txt >> /tmp/o/all-runs.txt
+  done
+done
+tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
+timeout 150 $B/blockq bench gemm --formats q4_0,q8_0 --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
+  --crossover > /tmp/o/gemm.txt 2>&1
+tail -32 /tmp/o/gemm.txt
+tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .

@@ -1,0 +1,77 @@
+// Int8 register-tiled gemm for prompts (features.dot4, ggml's q8 activations):
+//   y[t, r] = epilogue( sum over blocks b of 32: (dw[r, b] * dx[t, b]) * f32(isum(t, r, b)) ),
+//   isum = sum_e qx[t, e] * qw[r, e] - OFF * sum_e qx[t, e]   (exact, i32, dot4I8Packed)
+// x arrives quantized in xq (kernels/matvec/xquant.wgsl, one row a token,
+// M = params.m rows): codes [M][K / 16] vec4<u32>, then meta [M][K / 32]
+// vec4<u32> (bitcast scale, code sums of each half, 0). W [N, K] is in the
+// matvec layout; {{FMT}} gives each block's 8 words of codes as packed int8
+// (Q4_0: nibbles 0..15, OFF 8) and its f32 scale.
+// Workgroup (wid.x, wid.y) owns tokens [m0, m0 + TM) x rows [n0, n0 + TN) of
+// this dispatch's row chunk. Per block of k it stages the tile's x words and
+// W words k-major (vec4 rows of 4 tokens or rows, padded by one vec4), their
+// scales and the x code sums, then invocation (tx, ty) sums its RM x RN
+// outputs (tokens m0 + ty * RM + i, rows n0 + tx * RN + j), blocks in order.
+const K: u32 = {{K}};           // reduction length, a multiple of 32
+const KB: u32 = K / 32u;        // blocks per row
+const K16: u32 = K / 16u;       // code vec4s per x row
+const TM: u32 = {{TM}};
+const TN: u32 = {{TN}};
+const RM: u32 = {{RM}};         // multiples of 4
+const RN: u32 = {{RN}};
+const TMT: u32 = TM / RM;
+const TNT: u32 = TN / RN;
+const WG: u32 = TMT * TNT;
+const XP4: u32 = TM / 4u + 1u;  // xs stride per word in vec4 (padded)
+const WP4: u32 = TN / 4u + 1u;  // ws stride per word in vec4 (padded)
+const OFF: i32 = {{OFF}};
+
+struct Params { row0: u32, rows: u32, m: u32, n: u32 }
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> xq: array<vec4<u32>>;  // codes [M][K / 16], meta [M][K / 32]
+{{BINDINGS}}
+var<workgroup> xs: array<vec4<u32>, 8u * XP4>;  // [8 words][TM / 4] x codes of the block
+var<workgroup> xd: array<f32, TM>;              // x scales
+var<workgroup> xc: array<i32, TM>;              // x code sums
+{{WS_DECL}}
+
+{{FORMAT}}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let n0 = wid.x * TN;
+  let m0 = wid.y * TM;
+  let tx = li % TNT;
+  let ty = li / TNT;
+  let meta0 = params.m * K16;  // the first meta vec4
+{{ACC_DECL}}
+  for (var kb = 0u; kb < KB; kb++) {
+    for (var i = li; i < TM * 8u; i += WG) {
+      let r = i / 8u;
+      let w = i % 8u;
+      var v = 0u;
+      if (m0 + r < params.m) { v = xq[(m0 + r) * K16 + 2u * kb + w / 4u][w % 4u]; }
+      xs[w * XP4 + r / 4u][r % 4u] = v;
+    }
+    for (var r = li; r < TM; r += WG) {
+      var d = 0.0;
+      var c = 0;
+      if (m0 + r < params.m) {
+        let mt = xq[meta0 + (m0 + r) * KB + kb];
+        d = bitcast<f32>(mt.x);
+        c = bitcast<i32>(mt.y) + bitcast<i32>(mt.z);
+      }
+      xd[r] = d;
+      xc[r] = c;
+    }
+{{STAGE_W}}
+    workgroupBarrier();
+{{INNER}}
+    workgroupBarrier();
+  }
+  if (m0 + TM <= params.m && n0 + TN <= params.rows) {
+{{STORE_FAST}}
+  } else {
+{{STORE_EDGE}}
+  }
+}

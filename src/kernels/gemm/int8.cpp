@@ -1,0 +1,174 @@
+// The int8 gemm (features.dot4; gemm_i8.wgsl, fmt/i8/*.wgsl): its planning,
+// WGSL and the spec of the kernel that quantizes its x (matvec's xquant).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/gemm/generator.hpp"
+#include "kernels/gemm/parts.hpp"
+#include "util/embedded_wgsl.hpp"
+#include "util/error.hpp"
+#include "util/template.hpp"
+
+namespace blockq::gemm {
+
+using detail::acc;
+using detail::weights;
+
+bool int8_reads(Format f) { return f == Format::Q8_0 || f == Format::Q4_0; }
+
+namespace {
+
+int32_t offset(Format f) { return f == Format::Q4_0 ? 8 : 0; }
+
+std::string fmt_code(const KernelSpec& s) {
+  const std::string file = fmt::format("kernels/gemm/fmt/i8/{}.wgsl", s.weight.format == Format::Q4_0 ? "q4_0" : "q8_0");
+  std::string c = Template(wgsl_file(file), file).set("W", "A").render();
+  if (weights(s.hooks) == 2) c += "\n" + Template(wgsl_file(file), file).set("W", "B").render();
+  return c;
+}
+
+// One block's W words [8][TN] and scales [TN] into wsW / wdW.
+std::string stage_w(const KernelSpec& s) {
+  const uint32_t nw = weights(s.hooks);
+  std::string o = "    for (var i = li; i < TN * 8u; i += WG) {\n      let r = i / 8u;\n      let w = i % 8u;\n";
+  for (uint32_t q = 0; q < nw; ++q) {
+    const char* w = q ? "B" : "A";
+    o += fmt::format("      var v{0} = 0u;\n      if (n0 + r < params.rows) {{ v{0} = qw{0}(n0 + r, kb, w); }}\n", w);
+    o += fmt::format("      ws{0}[w * WP4 + r / 4u][r % 4u] = v{0};\n", w);
+  }
+  o += "    }\n    for (var r = li; r < TN; r += WG) {\n";
+  for (uint32_t q = 0; q < nw; ++q) {
+    const char* w = q ? "B" : "A";
+    o += fmt::format("      var d{0} = 0.0;\n      if (n0 + r < params.rows) {{ d{0} = dw{0}(n0 + r, kb); }}\n", w);
+    o += fmt::format("      wd{0}[r] = d{0};\n", w);
+  }
+  o += "    }";
+  return o;
+}
+
+// One block of an invocation's RM x RN outputs: the 8 words' products summed
+// exactly (s = dot, then s = s + dot, words in order), then acc = acc +
+// (dw * dx) * f32(s - OFF * code sum).
+std::string inner(const KernelSpec& s) {
+  const uint32_t nw = weights(s.hooks), gm = s.reg_m / 4, gn = s.reg_n / 4;
+  const bool off = offset(s.weight.format) != 0;
+  std::string o;
+  for (uint32_t i = 0; i < s.reg_m; ++i) {
+    o += fmt::format("    let dx{0} = xd[ty * RM + {0}u];\n", i);
+    if (off) o += fmt::format("    let cx{0} = OFF * xc[ty * RM + {0}u];\n", i);
+  }
+  for (uint32_t q = 0; q < nw; ++q)
+    for (uint32_t j = 0; j < s.reg_n; ++j)
+      o += fmt::format("    let d{0}{1} = wd{0}[tx * RN + {1}u];\n", q ? "B" : "A", j);
+  for (uint32_t w = 0; w < 8; ++w) {
+    for (uint32_t g = 0; g < gm; ++g) o += fmt::format("    let x{0}_{1} = xs[{0}u * XP4 + ty * {2}u + {1}u];\n", w, g, gm);
+    for (uint32_t q = 0; q < nw; ++q) {
+      const char* W = q ? "B" : "A";
+      for (uint32_t g = 0; g < gn; ++g)
+        o += fmt::format("    let w{0}{1}_{2} = ws{0}[{1}u * WP4 + tx * {3}u + {2}u];\n", W, w, g, gn);
+      for (uint32_t i = 0; i < s.reg_m; ++i)
+        for (uint32_t j = 0; j < s.reg_n; ++j) {
+          const std::string dot = fmt::format("dot4I8Packed(x{0}_{1}.{2}, w{3}{0}_{4}.{5})", w, i / 4, "xyzw"[i % 4], W,
+                                              j / 4, "xyzw"[j % 4]);
+          if (w == 0)
+            o += fmt::format("    var s{0}_{1}_{2} = {3};\n", W, i, j, dot);
+          else
+            o += fmt::format("    s{0}_{1}_{2} = s{0}_{1}_{2} + {3};\n", W, i, j, dot);
+        }
+    }
+  }
+  for (uint32_t q = 0; q < nw; ++q) {
+    const char* W = q ? "B" : "A";
+    for (uint32_t i = 0; i < s.reg_m; ++i)
+      for (uint32_t j = 0; j < s.reg_n; ++j)
+        o += fmt::format("    {0} = {0} + (d{1}{2} * dx{3}) * f32(s{1}_{3}_{2}{4});\n", acc(W, i, j), W, j, i,
+                         off ? fmt::format(" - cx{}", i) : "");
+  }
+  o.pop_back();
+  return o;
+}
+
+// Halves tiles (then register blocks) until the invocations and the
+// workgroup storage fit.
+std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
+  if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || t.algo != kClassic || t.splits != 1) return std::nullopt;
+  auto ok = [&] {
+    return t.tile_m >= t.reg_m && t.tile_n >= t.reg_n && t.tile_m % t.reg_m == 0 && t.tile_n % t.reg_n == 0;
+  };
+  if (!ok()) return std::nullopt;
+  while ((t.tile_m / t.reg_m) * (t.tile_n / t.reg_n) > lim.invocations ||
+         detail::shared_bytes_int8(t, h) > lim.shared) {
+    if (t.tile_m >= t.tile_n && t.tile_m > t.reg_m) t.tile_m /= 2;
+    else if (t.tile_n > t.reg_n) t.tile_n /= 2;
+    else return std::nullopt;
+  }
+  return ok() ? std::optional<Tiling>(t) : std::nullopt;
+}
+
+}  // namespace
+
+namespace detail {
+
+uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h) {
+  return 8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 4);
+}
+
+std::string wgsl_int8(const KernelSpec& s) {
+  Template t(wgsl_file("kernels/gemm/gemm_i8.wgsl"), s.key());
+  t.set_u("K", s.k).set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n);
+  t.set("OFF", std::to_string(offset(s.weight.format)));
+  t.set("FMT", s.weight.name());
+  std::string ws;
+  for (uint32_t q = 0; q < weights(s.hooks); ++q)
+    ws += fmt::format("var<workgroup> ws{0}: array<vec4<u32>, 8u * WP4>;  // [8 words][TN / 4] W codes\n"
+                      "var<workgroup> wd{0}: array<f32, TN>;              // W scales\n",
+                      q ? "B" : "A");
+  ws.pop_back();
+  t.set("BINDINGS", bindings(s)).set("WS_DECL", ws).set("FORMAT", fmt_code(s));
+  t.set("ACC_DECL", acc_decl(s)).set("STAGE_W", stage_w(s)).set("INNER", inner(s));
+  t.set("STORE_FAST", store_classic(s, false)).set("STORE_EDGE", store_classic(s, true));
+  return t.render();
+}
+
+}  // namespace detail
+
+Tiling default_tiling_int8(uint32_t mclass) {
+  return mclass == 0 ? Tiling{32, 64, 4, 4, 32} : mclass == 1 ? Tiling{64, 64, 4, 4, 32} : Tiling{128, 128, 8, 8, 32};
+}
+
+KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
+                     const Hooks& hooks, std::optional<Tiling> tiling) {
+  BQ_CHECK(!kind.onnx && int8_reads(kind.format), "gemm int8: weight format {} is not supported (q8_0, q4_0)",
+           kind.name());
+  BQ_CHECK(n > 0 && k > 0 && m > 0, "gemm int8 {}: empty problem n={} k={} m={}", kind.name(), n, k, m);
+  BQ_CHECK(k % 32 == 0, "gemm int8 {}: k = {} must be a multiple of 32", kind.name(), k);
+  BQ_CHECK(hooks.prologue == Prologue::None && !hooks.bias && hooks.epilogue != Epilogue::Rope,
+           "gemm int8 {}: only the Store, Acc and SiluGate epilogues are supported", kind.name());
+  const Tiling want = tiling.value_or(default_tiling_int8(m_class(m)));
+  const auto t = fit_int8(lim, want, hooks);
+  BQ_CHECK(t.has_value(), "gemm int8 {}: tiling {} does not fit {} invocations / {} bytes", kind.name(), label(want),
+           lim.invocations, lim.shared);
+  Tiling one = *t;
+  one.tile_k = 32;  // one block a step
+  KernelSpec s = detail::spec_of(lim, kind, n, k, hooks, one);
+  s.features.dot4 = true;
+  return s;
+}
+
+KernelSpec quant_spec(const KernelSpec& s, uint32_t m) {
+  BQ_ASSERT(s.features.dot4 && s.k % 32 == 0, "gemm {}: no int8 x", s.key());
+  KernelSpec q;
+  q.op = Op::QuantX;
+  q.k = s.k;
+  q.n = s.k;  // KP: rows of whole blocks
+  q.m = m;
+  q.tokens = 1;
+  q.wg = 64;  // one invocation a block (xquant_block.wgsl)
+  q.max_groups = s.max_groups;
+  return q;
+}
+
+uint64_t int8_x_bytes(uint32_t m, uint32_t k) { return uint64_t{m} * (k / 16 + k / 32) * 16; }
+
+}  // namespace blockq::gemm

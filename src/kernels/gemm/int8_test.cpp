@@ -1,0 +1,135 @@
+// The int8 gemm (plan_int8, features.dot4) against its CPU twin and float64:
+// Q8_0 and Q4_0 x every hook x m in {1, 7, 64, 100} x ragged n {37, 70}, k of
+// one and two blocks, the tilings of each m class (4x4 and 8x8 register
+// blocks), a weight split across bindings by rows, random data, poisoned
+// outputs. Bounds: 1e-4 against the twin (the integer sums are exact; the
+// GPU may contract the f32 steps into FMAs), 2e-2 against float64 (x
+// quantized to 8 bits, as ggml's q8 activations). matmul() takes the int8
+// gemm only where asked and where the format allows.
+#include <gtest/gtest.h>
+
+#include "kernels/gemm/matmul.hpp"
+#include "kernels/gemm/test_case.hpp"
+#include "util/error.hpp"
+
+using namespace blockq;
+using namespace blockq::gemm;
+using namespace blockq::gemm::test_cases;
+
+namespace {
+
+bool has_dot4() { return ts::test_context().features().packed_dot4; }
+
+constexpr double kTwinBound = 1e-4, kRefBound = 2e-2;
+
+class GemmInt8 : public ::testing::TestWithParam<std::tuple<Format, std::string>> {};
+
+TEST_P(GemmInt8, MatchesTwinAndFloat64) {
+  if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
+  const auto [f, hname] = GetParam();
+  uint32_t seed = 700;
+  const Tiling small = default_tiling_int8(0);
+  for (uint32_t m : {1u, 7u, 64u, 100u})
+    for (uint32_t n : {37u, 70u}) {
+      std::optional<Tiling> t = small;
+      if (m == 100 && hname == "store") t.reset();  // the default of its class
+      const Case c{f, hook(hname), n, m == 7 ? 32u : 64u, m, t, 0, 256, true};
+      const auto e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << hname << " m=" << m << " n=" << n;
+      EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " " << hname << " m=" << m << " n=" << n;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Q8Q4AllHooks, GemmInt8,
+                         ::testing::Combine(::testing::Values(Format::Q8_0, Format::Q4_0),
+                                            ::testing::Values("store", "acc", "silu")),
+                         [](const auto& i) {
+                           return std::string(traits(std::get<0>(i.param)).name) + "_" + std::get<1>(i.param);
+                         });
+
+// The 8x8 register blocks of the large-m default (edge and interior tiles),
+// and a weight in chunks of 63 rows (params.row0 and rows per binding).
+TEST(GemmInt8Shapes, LargeTilesAndSplitWeights) {
+  if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
+  const Tiling big = default_tiling_int8(2);
+  EXPECT_EQ(big.reg_m, 8u);
+  for (const Format f : {Format::Q8_0, Format::Q4_0}) {
+    auto e = run_case({f, {}, 150, 96, 130, big, 0, 256, true}, 800);
+    EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << label(big);
+    EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name;
+    e = run_case({f, hook("silu"), 300, 64, 40, {}, 4096, 1, true}, 801);
+    EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " in chunks";
+    EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " in chunks";
+  }
+}
+
+// Formats, k and hooks the int8 gemm does not take are named errors; a tiling
+// that cannot fit the limits is refused, one that can is shrunk to them.
+TEST(GemmInt8Shapes, PlanChecksItsInput) {
+  const Limits lim = limits_of(ts::test_context());
+  auto err = [&](Format f, uint32_t k, Hooks h, std::optional<Tiling> t) -> std::string {
+    try {
+      plan_int8(lim, kind_of(f), 64, k, 8, h, t);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(err(Format::Q4_K, 256, {}, {}).find("q4_K"), std::string::npos);
+  EXPECT_NE(err(Format::Q8_0, 48, {}, {}).find("multiple of 32"), std::string::npos);
+  Hooks rope;
+  rope.epilogue = Epilogue::Rope;
+  EXPECT_NE(err(Format::Q4_0, 64, rope, {}).find("epilogue"), std::string::npos);
+  EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 2, 4, 32}).find("does not fit"), std::string::npos);
+  Limits tight = lim;
+  tight.invocations = 64;
+  tight.shared = 4096;
+  const KernelSpec s = plan_int8(tight, kind_of(Format::Q4_0), 64, 64, 200, {}, default_tiling_int8(2));
+  EXPECT_LE(s.wg, 64u);
+  EXPECT_LE(shared_bytes(s), 4096u);
+  EXPECT_TRUE(s.features.dot4);
+}
+
+// matmul(): the int8 gemm for Q8_0 and Q4_0 above the crossover when asked
+// (its own xq, or a shared scratch of xq_bytes), the f32 gemm for Q4_K or
+// when not asked, matvec at or below the crossover.
+TEST(GemmInt8Shapes, MatmulTakesItWhereAsked) {
+  auto& ctx = ts::test_context();
+  for (const Format f : {Format::Q4_0, Format::Q4_K}) {
+    const uint32_t n = 40, k = f == Format::Q4_K ? 256 : 64, m = 9;
+    auto q = quantize(f, ts::random_normal(size_t{n} * k, 820, 0.f, 0.5f));
+    const matvec::Weights w = matvec::upload(ctx, matvec::HostWeight{kind_of(f), n, k, q}, "i8.w");
+    auto xb = ctx.storage<float>(ts::random_normal(size_t{m} * k, 821, 0.f, 1.f), "i8.x");
+    auto yb = ctx.create_buffer(size_t{m} * n * 4, gpu::kStorage, "i8.y");
+    MatmulArgs a;
+    a.mv_a = &w;
+    a.x = &xb;
+    a.y = &yb;
+    a.m = m;
+    a.crossover = 4;
+    a.tuned = false;
+    EXPECT_FALSE(matmul(ctx, a).spec().features.dot4) << "int8 unasked";
+    EXPECT_EQ(xq_bytes(ctx, a), 0u);
+    a.int8 = true;
+    const bool want = f == Format::Q4_0 && has_dot4();
+    EXPECT_EQ(xq_bytes(ctx, a), want ? int8_x_bytes(m, k) : 0u);
+    auto xq = ctx.create_buffer(std::max<uint64_t>(xq_bytes(ctx, a), 16), gpu::kStorage, "i8.xq");
+    a.xq = &xq;
+    const Matmul mm = matmul(ctx, a);
+    EXPECT_EQ(mm.spec().features.dot4, want) << traits(f).name;
+    EXPECT_EQ(mm.uses_gemm(), true);
+    a.crossover = m;
+    EXPECT_FALSE(matmul(ctx, a).uses_gemm()) << "matvec at the crossover";
+    if (!want) continue;
+    gpu::Recorder rec(ctx);
+    mm.record(rec);
+    rec.submit();
+    const auto y = ctx.download<float>(yb);
+    const matvec::HostWeight hw{kind_of(f), n, k, q};
+    const std::vector<float> x = ctx.download<float>(xb);
+    const TwinInputs in{&hw, nullptr, x, {}, m};
+    EXPECT_LT(ts::max_rel_err(y, twin(mm.spec(), in)), kTwinBound);
+  }
+}
+
+}  // namespace
