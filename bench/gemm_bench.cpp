@@ -60,7 +60,9 @@ nlohmann::json check_matmul(const gpu::Context& ctx, const WeightKind& kind, uin
 
 // Times the default tiling and every candidate of m's class on one case:
 // [{"tiling", "label", "default", "us", "tflops", "of_fma"} or {.., "error"}],
-// the default first.
+// the default first; then, for Q8_0 and Q4_0 where the instance has packed
+// dot4, the int8 gemm's tilings (labels "int8 ...", its quantize dispatch
+// included).
 template <typename Time>
 nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m, double flops,
                      double peak, Time& time, bool progress) {
@@ -74,6 +76,29 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
     nlohmann::json c{{"tiling", gemm::label(t)}, {"default", t == def}};
     try {
       const double ns = time(gemm::plan(ctx, kind, n, k, m, {}, t));
+      c["us"] = ns / 1e3;
+      c["tflops"] = flops / ns / 1e3;
+      c["of_fma"] = flops / ns / 1e3 / peak;
+    } catch (const Error& e) {
+      c["error"] = e.what();
+    }
+    if (progress) fmt::print(stderr, "    {}\n", c.dump());
+    out.push_back(c);
+  }
+  if (!gemm::int8_reads(kind.format) || !ctx.features().packed_dot4) return out;
+  const gemm::Tiling i8def = gemm::default_tiling_int8(gemm::m_class(m));
+  std::vector<gemm::Tiling> i8{i8def};
+  for (const gemm::Tiling& t : {gemm::Tiling{32, 64, 4, 4, 32}, gemm::Tiling{64, 64, 4, 4, 32},
+                                gemm::Tiling{64, 128, 4, 8, 32}, gemm::Tiling{128, 64, 8, 4, 32},
+                                gemm::Tiling{128, 128, 8, 8, 32}, gemm::Tiling{64, 64, 8, 8, 32},
+                                gemm::Tiling{128, 128, 4, 8, 32}, gemm::Tiling{64, 128, 8, 8, 32}})
+    if (!(t == i8def)) i8.push_back(t);
+  for (const auto& t : i8) {
+    nlohmann::json c{{"tiling", "int8 " + gemm::label(t)}, {"default", false}};
+    try {
+      const KernelSpec s = gemm::plan_int8(lim, kind, n, k, m, {}, t);
+      c["tiling"] = "int8 " + gemm::label({s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile});
+      const double ns = time(s);
       c["us"] = ns / 1e3;
       c["tflops"] = flops / ns / 1e3;
       c["of_fma"] = flops / ns / 1e3 / peak;

@@ -8,7 +8,8 @@
 # 8, the default with --int8-gemm, batches of 512 with passes down to 8, and
 # one pass of 128 again (drift); one line per run: tokens:rows:ms. Then
 # `bench gemm` at m = 16..512 on the 8B's shapes (f32 and int8 gemm lines)
-# with the crossover. Expects the carried folders that bench/h200.sh does.
+# with the crossover, and the int8 gemm's tilings swept at 14336x4096
+# (q4_0, m = 32, 128, 512) beside the f32 gemm's default. Expects the carried folders that bench/h200.sh does.
 # Usage: OUT=... bench/h200_prompt.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -36,4 +37,7 @@ tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
 timeout 150 $B/blockq bench gemm --formats q4_0,q8_0 --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
   --crossover > /tmp/o/gemm.txt 2>&1
 tail -32 /tmp/o/gemm.txt
+timeout 150 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
+  > /tmp/o/gemm-sweep.txt 2>&1
+grep -E "int8| d " /tmp/o/gemm-sweep.txt | head -40
 tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
