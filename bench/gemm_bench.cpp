@@ -60,7 +60,7 @@ nlohmann::json check_matmul(const gpu::Context& ctx, const WeightKind& kind, uin
 
 // Times the default tiling and every candidate of m's class on one case:
 // [{"tiling", "label", "default", "us", "tflops", "of_fma"} or {.., "error"}],
-// the default first; then, for Q8_0 and Q4_0 where the instance has packed
+// the default first; then, for the int8 gemm's formats where the instance has packed
 // dot4, the int8 gemm's tilings (labels "int8 ...", its quantize dispatch
 // included).
 template <typename Time>

@@ -34,7 +34,7 @@ for m in "smollm2-360m q8_0" "llama-3.2-1b q4_0" "llama-3-8b q4_0"; do
   done
 done
 tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
-timeout 150 $B/blockq bench gemm --formats q4_0,q8_0 --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
+timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
   --crossover > /tmp/o/gemm.txt 2>&1
 tail -32 /tmp/o/gemm.txt
 timeout 150 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \

@@ -66,7 +66,7 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                 "and sum with dot4I8Packed (the default, where the adapter has packed dot4); --f32-activations: "
                 "f32 x everywhere");
   cmd->add_flag("--int8-gemm", a.int8_gemm,
-                "Prompt gemms of Q8_0 and Q4_0 weights quantize x to int8 per block of 32 and sum with "
+                "Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights quantize x to int8 per block of 32 and sum with "
                 "dot4I8Packed (where the adapter has packed dot4; not yet the default)");
   cmd->add_flag("!--no-encode-ahead", a.encode_ahead,
                 "Encode each token's command buffer after its id is known, not while the GPU runs the token before "

@@ -75,7 +75,7 @@ struct GpuModelOptions {
   // format (gemm::crossover, cached on disk).
   std::optional<uint32_t> crossover;
   bool gemm_tuned = false;  // gemm: the tuner's tiling (tuned once, cached), else the default
-  // Prompt gemms of Q8_0 and Q4_0 weights with int8 activations (the int8
+  // Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with int8 activations (the int8
   // gemm, gemm::plan_int8: x quantized per block of 32, dot4I8Packed), where
   // the adapter has packed dot4. Off by default: not yet timed on a GPU.
   bool gemm_int8 = false;

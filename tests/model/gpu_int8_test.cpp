@@ -124,7 +124,7 @@ TEST_P(Int8Gemm, PromptAgreesWithF32Gemm) {
               traits(o.type).name.data(), worst, same);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Int8Gemm, ::testing::Values(Format::Q8_0, Format::Q4_0),
+INSTANTIATE_TEST_SUITE_P(Tiny, Int8Gemm, ::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_K),
                          [](const auto& info) { return std::string(traits(info.param).name); });
 
 }  // namespace

@@ -95,11 +95,12 @@ gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);
 // block of 32 by matvec's xquant kernel (ggml's q8 activations), products
 // summed exactly by dot4I8Packed, per output and block in k order
 //   acc = acc + (dw * dx) * f32(sum of qw * qx - OFF * sum of qx)
-// (OFF 8 for Q4_0, 0 for Q8_0). Classic kernel (stage, barrier, compute),
+// (OFF 8 for Q4_0, else 0), then for Q4_1 and Q4_K acc = acc + (mw * dx) *
+// f32(sum of qx) (their min). Classic kernel (stage, barrier, compute),
 // one block a step, register blocks RM x RN of multiples of 4, no split-k.
 // Opt-in (MatmulArgs::int8) where the instance has packed dot4: its speed
 // against the f32 gemm has not been measured on a GPU yet.
-bool int8_reads(Format f);  // Q8_0, Q4_0
+bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q4_K
 Tiling default_tiling_int8(uint32_t mclass);
 // Throws blockq::Error on another format, k not a multiple of 32, an
 // unsupported hook or a tiling that does not fit.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "kernels/gemm/generator.hpp"
 #include "kernels/gemm/parts.hpp"
@@ -15,14 +16,19 @@ namespace blockq::gemm {
 using detail::acc;
 using detail::weights;
 
-bool int8_reads(Format f) { return f == Format::Q8_0 || f == Format::Q4_0; }
+bool int8_reads(Format f) {
+  return f == Format::Q8_0 || f == Format::Q4_0 || f == Format::Q4_1 || f == Format::Q4_K;
+}
 
 namespace {
 
 int32_t offset(Format f) { return f == Format::Q4_0 ? 8 : 0; }
+bool has_min(Format f) { return f == Format::Q4_1 || f == Format::Q4_K; }
 
 std::string fmt_code(const KernelSpec& s) {
-  const std::string file = fmt::format("kernels/gemm/fmt/i8/{}.wgsl", s.weight.format == Format::Q4_0 ? "q4_0" : "q8_0");
+  std::string name = s.weight.name();  // q4_K -> q4_k.wgsl
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  const std::string file = "kernels/gemm/fmt/i8/" + name + ".wgsl";
   std::string c = Template(wgsl_file(file), file).set("W", "A").render();
   if (weights(s.hooks) == 2) c += "\n" + Template(wgsl_file(file), file).set("W", "B").render();
   return c;
@@ -42,6 +48,10 @@ std::string stage_w(const KernelSpec& s) {
     const char* w = q ? "B" : "A";
     o += fmt::format("      var d{0} = 0.0;\n      if (n0 + r < params.rows) {{ d{0} = dw{0}(n0 + r, kb); }}\n", w);
     o += fmt::format("      wd{0}[r] = d{0};\n", w);
+    if (has_min(s.weight.format))
+      o += fmt::format("      var n{0} = 0.0;\n      if (n0 + r < params.rows) {{ n{0} = mw{0}(n0 + r, kb); }}\n"
+                       "      wm{0}[r] = n{0};\n",
+                       w);
   }
   o += "    }";
   return o;
@@ -49,18 +59,22 @@ std::string stage_w(const KernelSpec& s) {
 
 // One block of an invocation's RM x RN outputs: the 8 words' products summed
 // exactly (s = dot, then s = s + dot, words in order), then acc = acc +
-// (dw * dx) * f32(s - OFF * code sum).
+// (dw * dx) * f32(s - OFF * code sum), and with a min acc = acc + (mw * dx) *
+// f32(code sum).
 std::string inner(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks), gm = s.reg_m / 4, gn = s.reg_n / 4;
-  const bool off = offset(s.weight.format) != 0;
+  const bool off = offset(s.weight.format) != 0, mn = has_min(s.weight.format);
   std::string o;
   for (uint32_t i = 0; i < s.reg_m; ++i) {
     o += fmt::format("    let dx{0} = xd[ty * RM + {0}u];\n", i);
     if (off) o += fmt::format("    let cx{0} = OFF * xc[ty * RM + {0}u];\n", i);
+    if (mn) o += fmt::format("    let sx{0} = f32(xc[ty * RM + {0}u]);\n", i);
   }
   for (uint32_t q = 0; q < nw; ++q)
-    for (uint32_t j = 0; j < s.reg_n; ++j)
+    for (uint32_t j = 0; j < s.reg_n; ++j) {
       o += fmt::format("    let d{0}{1} = wd{0}[tx * RN + {1}u];\n", q ? "B" : "A", j);
+      if (mn) o += fmt::format("    let m{0}{1} = wm{0}[tx * RN + {1}u];\n", q ? "B" : "A", j);
+    }
   for (uint32_t w = 0; w < 8; ++w) {
     for (uint32_t g = 0; g < gm; ++g) o += fmt::format("    let x{0}_{1} = xs[{0}u * XP4 + ty * {2}u + {1}u];\n", w, g, gm);
     for (uint32_t q = 0; q < nw; ++q) {
@@ -81,9 +95,11 @@ std::string inner(const KernelSpec& s) {
   for (uint32_t q = 0; q < nw; ++q) {
     const char* W = q ? "B" : "A";
     for (uint32_t i = 0; i < s.reg_m; ++i)
-      for (uint32_t j = 0; j < s.reg_n; ++j)
+      for (uint32_t j = 0; j < s.reg_n; ++j) {
         o += fmt::format("    {0} = {0} + (d{1}{2} * dx{3}) * f32(s{1}_{3}_{2}{4});\n", acc(W, i, j), W, j, i,
                          off ? fmt::format(" - cx{}", i) : "");
+        if (mn) o += fmt::format("    {0} = {0} + (m{1}{2} * dx{3}) * sx{3};\n", acc(W, i, j), W, j, i);
+      }
   }
   o.pop_back();
   return o;
@@ -111,7 +127,8 @@ std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
 namespace detail {
 
 uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h) {
-  return 8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 4);
+  // with a min (Q4_1, Q4_K) 4 bytes more a row of W: counted for every format
+  return 8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 8);
 }
 
 std::string wgsl_int8(const KernelSpec& s) {
@@ -120,10 +137,12 @@ std::string wgsl_int8(const KernelSpec& s) {
   t.set("OFF", std::to_string(offset(s.weight.format)));
   t.set("FMT", s.weight.name());
   std::string ws;
-  for (uint32_t q = 0; q < weights(s.hooks); ++q)
+  for (uint32_t q = 0; q < weights(s.hooks); ++q) {
     ws += fmt::format("var<workgroup> ws{0}: array<vec4<u32>, 8u * WP4>;  // [8 words][TN / 4] W codes\n"
                       "var<workgroup> wd{0}: array<f32, TN>;              // W scales\n",
                       q ? "B" : "A");
+    if (has_min(s.weight.format)) ws += fmt::format("var<workgroup> wm{0}: array<f32, TN>;              // W mins\n", q ? "B" : "A");
+  }
   ws.pop_back();
   t.set("BINDINGS", bindings(s)).set("WS_DECL", ws).set("FORMAT", fmt_code(s));
   t.set("ACC_DECL", acc_decl(s)).set("STAGE_W", stage_w(s)).set("INNER", inner(s));
@@ -139,10 +158,11 @@ Tiling default_tiling_int8(uint32_t mclass) {
 
 KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                      const Hooks& hooks, std::optional<Tiling> tiling) {
-  BQ_CHECK(!kind.onnx && int8_reads(kind.format), "gemm int8: weight format {} is not supported (q8_0, q4_0)",
-           kind.name());
+  BQ_CHECK(!kind.onnx && int8_reads(kind.format),
+           "gemm int8: weight format {} is not supported (q8_0, q4_0, q4_1, q4_K)", kind.name());
   BQ_CHECK(n > 0 && k > 0 && m > 0, "gemm int8 {}: empty problem n={} k={} m={}", kind.name(), n, k, m);
-  BQ_CHECK(k % 32 == 0, "gemm int8 {}: k = {} must be a multiple of 32", kind.name(), k);
+  const uint32_t be = std::max<uint32_t>(32, traits(kind.format).block_elems);
+  BQ_CHECK(k % be == 0, "gemm int8 {}: k = {} must be a multiple of {}", kind.name(), k, be);
   BQ_CHECK(hooks.prologue == Prologue::None && !hooks.bias && hooks.epilogue != Epilogue::Rope,
            "gemm int8 {}: only the Store, Acc and SiluGate epilogues are supported", kind.name());
   const Tiling want = tiling.value_or(default_tiling_int8(m_class(m)));

@@ -1,11 +1,11 @@
 // The int8 gemm (plan_int8, features.dot4) against its CPU twin and float64:
-// Q8_0 and Q4_0 x every hook x m in {1, 7, 64, 100} x ragged n {37, 70}, k of
-// one and two blocks, the tilings of each m class (4x4 and 8x8 register
-// blocks), a weight split across bindings by rows, random data, poisoned
-// outputs. Bounds: 1e-4 against the twin (the integer sums are exact; the
-// GPU may contract the f32 steps into FMAs), 2e-2 against float64 (x
-// quantized to 8 bits, as ggml's q8 activations). matmul() takes the int8
-// gemm only where asked and where the format allows.
+// Q8_0, Q4_0, Q4_1 and Q4_K x every hook x m in {1, 7, 64, 100} x ragged n
+// {37, 70}, k of one and two blocks (Q4_K: super-blocks), the tilings of
+// each m class (4x4 and 8x8 register blocks), a weight split across bindings
+// by rows, random data, poisoned outputs. Bounds: 1e-4 against the twin (the
+// integer sums are exact; the GPU may contract the f32 steps into FMAs),
+// 2e-2 against float64 (x quantized to 8 bits, as ggml's q8 activations).
+// matmul() takes the int8 gemm only where asked and where the format allows.
 #include <gtest/gtest.h>
 
 #include "kernels/gemm/matmul.hpp"
@@ -33,7 +33,8 @@ TEST_P(GemmInt8, MatchesTwinAndFloat64) {
     for (uint32_t n : {37u, 70u}) {
       std::optional<Tiling> t = small;
       if (m == 100 && hname == "store") t.reset();  // the default of its class
-      const Case c{f, hook(hname), n, m == 7 ? 32u : 64u, m, t, 0, 256, true};
+      const uint32_t k = (m == 7 ? 1 : 2) * (f == Format::Q4_K ? 256 : 32);
+      const Case c{f, hook(hname), n, k, m, t, 0, 256, true};
       const auto e = run_case(c, seed++);
       EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << hname << " m=" << m << " n=" << n;
       EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " " << hname << " m=" << m << " n=" << n;
@@ -41,7 +42,7 @@ TEST_P(GemmInt8, MatchesTwinAndFloat64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Q8Q4AllHooks, GemmInt8,
-                         ::testing::Combine(::testing::Values(Format::Q8_0, Format::Q4_0),
+                         ::testing::Combine(::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K),
                                             ::testing::Values("store", "acc", "silu")),
                          [](const auto& i) {
                            return std::string(traits(std::get<0>(i.param)).name) + "_" + std::get<1>(i.param);
@@ -53,11 +54,12 @@ TEST(GemmInt8Shapes, LargeTilesAndSplitWeights) {
   if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
   const Tiling big = default_tiling_int8(2);
   EXPECT_EQ(big.reg_m, 8u);
-  for (const Format f : {Format::Q8_0, Format::Q4_0}) {
-    auto e = run_case({f, {}, 150, 96, 130, big, 0, 256, true}, 800);
+  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K}) {
+    const uint32_t k = f == Format::Q4_K ? 256 : 96;
+    auto e = run_case({f, {}, 150, k, 130, big, 0, 256, true}, 800);
     EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << label(big);
     EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name;
-    e = run_case({f, hook("silu"), 300, 64, 40, {}, 4096, 1, true}, 801);
+    e = run_case({f, hook("silu"), 300, k == 96 ? 64 : k, 40, {}, k == 96 ? 4096 : 16384, 1, true}, 801);
     EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " in chunks";
     EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " in chunks";
   }
@@ -75,8 +77,9 @@ TEST(GemmInt8Shapes, PlanChecksItsInput) {
     }
     return "";
   };
-  EXPECT_NE(err(Format::Q4_K, 256, {}, {}).find("q4_K"), std::string::npos);
+  EXPECT_NE(err(Format::Q6_K, 256, {}, {}).find("q6_K"), std::string::npos);
   EXPECT_NE(err(Format::Q8_0, 48, {}, {}).find("multiple of 32"), std::string::npos);
+  EXPECT_NE(err(Format::Q4_K, 64, {}, {}).find("multiple of 256"), std::string::npos);
   Hooks rope;
   rope.epilogue = Epilogue::Rope;
   EXPECT_NE(err(Format::Q4_0, 64, rope, {}).find("epilogue"), std::string::npos);
@@ -90,13 +93,13 @@ TEST(GemmInt8Shapes, PlanChecksItsInput) {
   EXPECT_TRUE(s.features.dot4);
 }
 
-// matmul(): the int8 gemm for Q8_0 and Q4_0 above the crossover when asked
-// (its own xq, or a shared scratch of xq_bytes), the f32 gemm for Q4_K or
-// when not asked, matvec at or below the crossover.
+// matmul(): the int8 gemm for Q4_0 above the crossover when asked (its own
+// xq, or a shared scratch of xq_bytes), the f32 gemm for Q6_K or when not
+// asked, matvec at or below the crossover.
 TEST(GemmInt8Shapes, MatmulTakesItWhereAsked) {
   auto& ctx = ts::test_context();
-  for (const Format f : {Format::Q4_0, Format::Q4_K}) {
-    const uint32_t n = 40, k = f == Format::Q4_K ? 256 : 64, m = 9;
+  for (const Format f : {Format::Q4_0, Format::Q6_K}) {
+    const uint32_t n = 40, k = f == Format::Q6_K ? 256 : 64, m = 9;
     auto q = quantize(f, ts::random_normal(size_t{n} * k, 820, 0.f, 0.5f));
     const matvec::Weights w = matvec::upload(ctx, matvec::HostWeight{kind_of(f), n, k, q}, "i8.w");
     auto xb = ctx.storage<float>(ts::random_normal(size_t{m} * k, 821, 0.f, 1.f), "i8.x");

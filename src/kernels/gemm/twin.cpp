@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "kernels/matvec/twin.hpp"
-#include "quant/half.hpp"
+#include "kernels/matvec/raw.hpp"
 #include "util/error.hpp"
 
 namespace blockq::gemm {
@@ -22,56 +22,42 @@ std::vector<float> decode(const matvec::HostWeight& w) {
   return out;
 }
 
-// A Q8_0 or Q4_0 weight's codes [n, k] (Q4_0: the nibble, 0..15) and f16
-// scales [n, k / 32], as the int8 kernel reads them.
-struct Codes {
-  std::vector<int8_t> q;
-  std::vector<float> d;
-};
-Codes codes(const matvec::HostWeight& w) {
-  const size_t rb = row_bytes(w.kind.format, w.k), kb = w.k / 32;
-  BQ_CHECK(w.ggml.size() == rb * w.n, "gemm twin: weight holds {} bytes, needs {}", w.ggml.size(), rb * w.n);
-  const bool q4 = w.kind.format == Format::Q4_0;
-  Codes c{std::vector<int8_t>(size_t{w.n} * w.k), std::vector<float>(size_t{w.n} * kb)};
-  for (size_t b = 0; b < size_t{w.n} * kb; ++b) {
-    const uint8_t* blk = w.ggml.data() + b * (q4 ? 18 : 34);
-    c.d[b] = f16_to_f32(uint16_t(blk[0] | blk[1] << 8));
-    for (size_t j = 0; j < 32; ++j)
-      c.q[b * 32 + j] = q4 ? int8_t(j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4) : int8_t(blk[2 + j]);
-  }
-  return c;
-}
-
-// The int8 kernel (features.dot4), in its order: per output and block b in
-// order, acc = acc + (dw * dx) * f32(sum of qw * qx - OFF * sum of qx).
+// The int8 kernel (features.dot4), in its order: per output and block b of
+// 32 in order, with the raw codes c (Q4_0: q - 8), scale and min of
+// matvec::raw_rows (the int8 path's decode), i = sum of c * qx (exact):
+// acc = acc + (scale * dx) * f32(i), then with a min acc = acc + (min * dx)
+// * f32(sum of qx).
 std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
   BQ_CHECK(in.a && in.x.size() >= size_t{in.m} * s.k, "gemm twin {}: weight and x [m, k] required", s.key());
   const bool silu = s.hooks.epilogue == Epilogue::SiluGate;
-  const int32_t off = s.weight.format == Format::Q4_0 ? 8 : 0;
-  const Codes ca = codes(*in.a);
-  Codes cb;
-  if (silu) cb = codes(*in.b);
+  const matvec::RawRows ra = matvec::raw_rows(*in.a, 0, s.n);
+  matvec::RawRows rb;
+  if (silu) rb = matvec::raw_rows(*in.b, 0, s.n);
   const uint32_t kb = s.k / 32;
+  BQ_CHECK(ra.code.size() == size_t{s.n} * s.k && ra.scale.size() == size_t{s.n} * kb,
+           "gemm twin {}: the weight's raw rows are not in blocks of 32", s.key());
   std::vector<float> y(size_t{in.m} * s.n);
   for (uint32_t t = 0; t < in.m; ++t) {
     const matvec::QuantX qx = matvec::quantize_x(in.x.subspan(size_t{t} * s.k, s.k));
-    auto sum = [&](const Codes& c, uint32_t r) {
+    auto sum = [&](const matvec::RawRows& w, uint32_t r) {
       float acc = 0;
       for (uint32_t b = 0; b < kb; ++b) {
         int32_t i = 0;
-        for (uint32_t e = 0; e < 32; ++e) i += int32_t(c.q[size_t{r} * s.k + b * 32 + e]) * qx.q[b * 32 + e];
-        i -= off * (qx.sum[2 * b] + qx.sum[2 * b + 1]);
-        acc = acc + (c.d[size_t{r} * kb + b] * qx.scale[b]) * float(i);
+        for (uint32_t e = 0; e < 32; ++e)
+          i += int32_t(w.code[size_t{r} * s.k + b * 32 + e]) * qx.q[b * 32 + e];
+        const size_t g = size_t{r} * kb + b;
+        acc = acc + (w.scale[g] * qx.scale[b]) * float(i);
+        if (!w.min.empty()) acc = acc + (w.min[g] * qx.scale[b]) * float(qx.sum[2 * b] + qx.sum[2 * b + 1]);
       }
       return acc;
     };
     for (uint32_t r = 0; r < s.n; ++r) {
-      const float a = sum(ca, r);
+      const float a = sum(ra, r);
       const size_t o = size_t{t} * s.n + r;
       switch (s.hooks.epilogue) {
         case Epilogue::Acc: y[o] = in.y_in[o] + a; break;
         case Epilogue::SiluGate: {
-          const float b = sum(cb, r);
+          const float b = sum(rb, r);
           y[o] = (a / (1.0f + std::exp(-a))) * b;
           break;
         }
