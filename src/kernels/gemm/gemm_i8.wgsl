@@ -4,8 +4,10 @@
 // x arrives quantized in xq (kernels/matvec/xquant.wgsl, one row a token,
 // M = params.m rows): codes [M][K / 16] vec4<u32>, then meta [M][K / 32]
 // vec4<u32> (bitcast scale, code sums of each half, 0). W [N, K] is in the
-// matvec layout; {{FMT}} gives each block's 8 words of codes as packed int8
-// (Q4_0: nibbles 0..15, OFF 8) and its f32 scale.
+// matvec layout; the {{FMT}} snippet gives each block's 8 words of codes as
+// packed int8 (qw; the 4-bit formats: nibbles 0..15, OFF 8 for Q4_0), its
+// f32 scale (dw) and, for Q4_1 and Q4_K, its min (mw: acc also adds
+// (mw * dx) * f32(sum of qx)).
 // Workgroup (wid.x, wid.y) owns tokens [m0, m0 + TM) x rows [n0, n0 + TN) of
 // this dispatch's row chunk. Per block of k it stages the tile's x words and
 // W words k-major (vec4 rows of 4 tokens or rows, padded by one vec4), their

@@ -34,7 +34,8 @@ std::string fmt_code(const KernelSpec& s) {
   return c;
 }
 
-// One block's W words [8][TN] and scales [TN] into wsW / wdW.
+// One block's W words [8][TN], scales [TN] and (Q4_1, Q4_K) mins [TN] into
+// wsW, wdW and wmW; rows past the chunk's are zeros.
 std::string stage_w(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks);
   std::string o = "    for (var i = li; i < TN * 8u; i += WG) {\n      let r = i / 8u;\n      let w = i % 8u;\n";
@@ -105,8 +106,9 @@ std::string inner(const KernelSpec& s) {
   return o;
 }
 
-// Halves tiles (then register blocks) until the invocations and the
-// workgroup storage fit.
+// Halves the tiles (the larger first) until the invocations and the
+// workgroup storage fit; nullopt for a register block that is not whole
+// vec4s, another algorithm or split-k.
 std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
   if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || t.algo != kClassic || t.splits != 1) return std::nullopt;
   auto ok = [&] {
