@@ -27,11 +27,13 @@
 // With rope_freqs.weight (Llama 3.1 scaling) the QKV matvec uses a Store
 // epilogue and then GpuRope rotates its q and k heads with the freq factors
 // [head_dim / 2] (gpu_rows.hpp).
-// A prompt batch of m <= `batch` tokens (padded to `batch`; padding tokens
-// sit at position 0xffffffff: not stored, not attended) gives every
-// activation a leading [batch] and runs, per layer:
-//   h [batch, n_embd] = rmsnorm(x) * attn_norm                     (GpuRmsNorm)
-//   qkv [batch, n_q + 2 n_kv] = h Wqkvᵀ  (gemm::matmul: gemm above the
+// A prompt batch of m <= `batch` tokens runs in the smallest prompt pass of
+// B rows (batch, batch / 2, ... down to min_batch) that holds it, padded to B
+// (padding tokens sit at position 0xffffffff: not stored, not attended); the
+// activations have a leading [batch], of which the pass uses [B], and per
+// layer:
+//   h [B, n_embd] = rmsnorm(x) * attn_norm                         (GpuRmsNorm)
+//   qkv [B, n_q + 2 n_kv] = h Wqkvᵀ  (gemm::matmul: gemm above the
 //                                 crossover, else matvec; Store; or q, k, v apart)
 //   q, k (+bias, RoPE), v (+bias)                  (one GpuRope over qkv's heads)
 //   kv store, causal attention over the cache, x += a Woᵀ            (matmul Acc)
