@@ -10,8 +10,15 @@
 # `bench gemm` at m = 16..512 on the 8B's shapes (f32 and int8 gemm lines)
 # with the crossover, and the int8 gemm's tilings swept at 14336x4096
 # (q4_0, m = 32, 128, 512) beside the f32 gemm's default. Expects the carried folders that bench/h200.sh does.
-# Usage: OUT=... bench/h200_prompt.sh
+# PART picks what runs, so each call fits the device's 10 minutes: `tests`
+# (the tests above and test_k_sample), `small` (smollm2-360m and
+# llama-3.2-1b), `big` (llama-3-8b), `gemm` (the two bench gemm runs) or
+# `all`. A run is not started once LIMIT seconds (default 540) have passed.
+# Usage: OUT=... PART=tests,small bench/h200_prompt.sh
 set -u
+PART=${PART:-all} LIMIT=${LIMIT:-540}
+want() { [ "$PART" = all ] || [[ ",$PART," == *",$1,"* ]]; }
+late() { [ "$SECONDS" -ge "$LIMIT" ] && echo "(skipped after ${SECONDS} s: $*)"; }
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -19,25 +26,36 @@ export LD_LIBRARY_PATH=$PWD/.devrun/third_party/dawn/node_modules/bun-webgpu-lin
 mkdir -p /tmp/o $BLOCKQ_MODEL_DIR
 B=.devrun/build/bin
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+if want tests; then
 timeout 200 $B/test_model --gtest_filter='GpuPrompt*:*Int8Gemm*' > /tmp/o/test_model.log 2>&1
 echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)|max rel' /tmp/o/test_model.log | tr '\n' ' ')"
 timeout 200 $B/test_k_gemm --gtest_filter='*Int8*' > /tmp/o/test_gemm.log 2>&1
 echo "test_k_gemm int8 exit $?: $(grep -E '^\[  (PASSED|FAILED)' /tmp/o/test_gemm.log | tr '\n' ' ')"
+timeout 120 $B/test_k_sample > /tmp/o/test_sample.log 2>&1
+echo "test_k_sample exit $?: $(grep -E '^\[  (PASSED|FAILED)' /tmp/o/test_sample.log | tr '\n' ' ')"
+fi
 SW=5,12,27,45,60,100,116,200,500,1000
-for m in "smollm2-360m q8_0" "llama-3.2-1b q4_0" "llama-3-8b q4_0"; do
+models=()
+want small && models+=("smollm2-360m q8_0" "llama-3.2-1b q4_0")
+want big && models+=("llama-3-8b q4_0")
+for m in "${models[@]}"; do
   set -- $m
   for cfg in "--min-batch 128" "" "--min-batch 8" "--int8-gemm" "--batch 512 --min-batch 8" "--min-batch 128"; do
+    late "$1 [$cfg]" && continue
+    t0=$SECONDS
     timeout 150 $B/blockq bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $cfg > /tmp/o/run.txt 2>&1
-    echo "== $1 $2 [$cfg]: $(grep -E '^(prompt |first tok)' /tmp/o/run.txt | tr -s ' ' | tr '\n' '|')"
+    echo "== $1 $2 [$cfg] ($((SECONDS - t0)) s): $(grep -E '^(prompt |first tok)' /tmp/o/run.txt | tr -s ' ' | tr '\n' '|')"
     sed -n '/^prompt sweep/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s ", $1, $2, $3}'; echo
     cat /tmp/o/run.txt >> /tmp/o/all-runs.txt
   done
 done
 tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
+if want gemm; then
 timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
   --crossover > /tmp/o/gemm.txt 2>&1
 tail -32 /tmp/o/gemm.txt
 timeout 150 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
   > /tmp/o/gemm-sweep.txt 2>&1
 grep -E "int8| d " /tmp/o/gemm-sweep.txt | head -40
+fi
 tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
