@@ -91,7 +91,10 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
   for (const gemm::Tiling& t : {gemm::Tiling{32, 64, 4, 4, 32}, gemm::Tiling{64, 64, 4, 4, 32},
                                 gemm::Tiling{64, 128, 4, 8, 32}, gemm::Tiling{128, 64, 8, 4, 32},
                                 gemm::Tiling{128, 128, 8, 8, 32}, gemm::Tiling{64, 64, 8, 8, 32},
-                                gemm::Tiling{128, 128, 4, 8, 32}, gemm::Tiling{64, 128, 8, 8, 32}})
+                                gemm::Tiling{128, 128, 4, 8, 32}, gemm::Tiling{64, 128, 8, 8, 32},
+                                gemm::Tiling{32, 64, 4, 4, 128}, gemm::Tiling{64, 64, 4, 4, 64},
+                                gemm::Tiling{64, 64, 4, 4, 128}, gemm::Tiling{64, 128, 4, 8, 64},
+                                gemm::Tiling{128, 128, 8, 8, 64}, gemm::Tiling{128, 128, 8, 8, 128}})
     if (!(t == i8def)) i8.push_back(t);
   for (const auto& t : i8) {
     nlohmann::json c{{"tiling", "int8 " + gemm::label(t)}, {"default", false}};

@@ -9,12 +9,14 @@
 // f32 scale (dw) and, for Q4_1 and Q4_K, its min (mw: acc also adds
 // (mw * dx) * f32(sum of qx)).
 // Workgroup (wid.x, wid.y) owns tokens [m0, m0 + TM) x rows [n0, n0 + TN) of
-// this dispatch's row chunk. Per block of k it stages the tile's x words and
-// W words k-major (vec4 rows of 4 tokens or rows, padded by one vec4), their
-// scales and the x code sums, then invocation (tx, ty) sums its RM x RN
-// outputs (tokens m0 + ty * RM + i, rows n0 + tx * RN + j), blocks in order.
+// this dispatch's row chunk. Per step of KS blocks of k it stages the tile's
+// x words and W words k-major (vec4 rows of 4 tokens or rows, padded by one
+// vec4), their scales and the x code sums, then invocation (tx, ty) sums its
+// RM x RN outputs (tokens m0 + ty * RM + i, rows n0 + tx * RN + j), blocks
+// in order.
 const K: u32 = {{K}};           // reduction length, a multiple of 32
 const KB: u32 = K / 32u;        // blocks per row
+const KS: u32 = {{KS}};          // blocks a step (divides KB)
 const K16: u32 = K / 16u;       // code vec4s per x row
 const TM: u32 = {{TM}};
 const TN: u32 = {{TN}};
@@ -32,9 +34,9 @@ struct Params { row0: u32, rows: u32, m: u32, n: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> xq: array<vec4<u32>>;  // codes [M][K / 16], meta [M][K / 32]
 {{BINDINGS}}
-var<workgroup> xs: array<vec4<u32>, 8u * XP4>;  // [8 words][TM / 4] x codes of the block
-var<workgroup> xd: array<f32, TM>;              // x scales
-var<workgroup> xc: array<i32, TM>;              // x code sums
+var<workgroup> xs: array<vec4<u32>, KS * 8u * XP4>;  // [KS * 8 words][TM / 4] x codes of the step
+var<workgroup> xd: array<f32, KS * TM>;              // [KS][TM] x scales
+var<workgroup> xc: array<i32, KS * TM>;              // [KS][TM] x code sums
 {{WS_DECL}}
 
 {{FORMAT}}
@@ -47,24 +49,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let ty = li / TNT;
   let meta0 = params.m * K16;  // the first meta vec4
 {{ACC_DECL}}
-  for (var kb = 0u; kb < KB; kb++) {
-    for (var i = li; i < TM * 8u; i += WG) {
-      let r = i / 8u;
-      let w = i % 8u;
+  for (var kb0 = 0u; kb0 < KB; kb0 += KS) {
+    // x words of the step: word w is word w % 8 of block kb0 + w / 8
+    for (var i = li; i < TM * 8u * KS; i += WG) {
+      let r = i / (8u * KS);
+      let w = i % (8u * KS);
       var v = 0u;
-      if (m0 + r < params.m) { v = xq[(m0 + r) * K16 + 2u * kb + w / 4u][w % 4u]; }
+      if (m0 + r < params.m) { v = xq[(m0 + r) * K16 + 2u * kb0 + w / 4u][w % 4u]; }
       xs[w * XP4 + r / 4u][r % 4u] = v;
     }
-    for (var r = li; r < TM; r += WG) {
+    for (var i = li; i < TM * KS; i += WG) {
+      let r = i % TM;
       var d = 0.0;
       var c = 0;
       if (m0 + r < params.m) {
-        let mt = xq[meta0 + (m0 + r) * KB + kb];
+        let mt = xq[meta0 + (m0 + r) * KB + kb0 + i / TM];
         d = bitcast<f32>(mt.x);
         c = bitcast<i32>(mt.y) + bitcast<i32>(mt.z);
       }
-      xd[r] = d;
-      xc[r] = c;
+      xd[i] = d;
+      xc[i] = c;
     }
 {{STAGE_W}}
     workgroupBarrier();

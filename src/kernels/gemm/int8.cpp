@@ -34,54 +34,56 @@ std::string fmt_code(const KernelSpec& s) {
   return c;
 }
 
-// One block's W words [8][TN], scales [TN] and (Q4_1, Q4_K) mins [TN] into
-// wsW, wdW and wmW; rows past the chunk's are zeros.
+// A step's KS blocks of W: words [KS * 8][TN] (word w of the step is word
+// w % 8 of block kb0 + w / 8), scales [KS][TN] and (Q4_1, Q4_K) mins
+// [KS][TN] into wsW, wdW and wmW; rows past the chunk's are zeros.
 std::string stage_w(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks);
-  std::string o = "    for (var i = li; i < TN * 8u; i += WG) {\n      let r = i / 8u;\n      let w = i % 8u;\n";
+  std::string o = "    for (var i = li; i < TN * 8u * KS; i += WG) {\n      let r = i / (8u * KS);\n"
+                  "      let w = i % (8u * KS);\n";
   for (uint32_t q = 0; q < nw; ++q) {
     const char* w = q ? "B" : "A";
-    o += fmt::format("      var v{0} = 0u;\n      if (n0 + r < params.rows) {{ v{0} = qw{0}(n0 + r, kb, w); }}\n", w);
+    o += fmt::format("      var v{0} = 0u;\n      if (n0 + r < params.rows) {{ v{0} = qw{0}(n0 + r, kb0 + w / 8u, w % 8u); }}\n", w);
     o += fmt::format("      ws{0}[w * WP4 + r / 4u][r % 4u] = v{0};\n", w);
   }
-  o += "    }\n    for (var r = li; r < TN; r += WG) {\n";
+  o += "    }\n    for (var i = li; i < TN * KS; i += WG) {\n      let r = i % TN;\n      let b = i / TN;\n";
   for (uint32_t q = 0; q < nw; ++q) {
     const char* w = q ? "B" : "A";
-    o += fmt::format("      var d{0} = 0.0;\n      if (n0 + r < params.rows) {{ d{0} = dw{0}(n0 + r, kb); }}\n", w);
-    o += fmt::format("      wd{0}[r] = d{0};\n", w);
+    o += fmt::format("      var d{0} = 0.0;\n      if (n0 + r < params.rows) {{ d{0} = dw{0}(n0 + r, kb0 + b); }}\n", w);
+    o += fmt::format("      wd{0}[i] = d{0};\n", w);
     if (has_min(s.weight.format))
-      o += fmt::format("      var n{0} = 0.0;\n      if (n0 + r < params.rows) {{ n{0} = mw{0}(n0 + r, kb); }}\n"
-                       "      wm{0}[r] = n{0};\n",
+      o += fmt::format("      var n{0} = 0.0;\n      if (n0 + r < params.rows) {{ n{0} = mw{0}(n0 + r, kb0 + b); }}\n"
+                       "      wm{0}[i] = n{0};\n",
                        w);
   }
   o += "    }";
   return o;
 }
 
-// One block of an invocation's RM x RN outputs: the 8 words' products summed
-// exactly (s = dot, then s = s + dot, words in order), then acc = acc +
-// (dw * dx) * f32(s - OFF * code sum), and with a min acc = acc + (mw * dx) *
-// f32(code sum).
+// The step's KS blocks in order (b), each as one block of an invocation's
+// RM x RN outputs: the 8 words' products summed exactly (s = dot, then s = s
+// + dot, words in order), then acc = acc + (dw * dx) * f32(s - OFF * code
+// sum), and with a min acc = acc + (mw * dx) * f32(code sum).
 std::string inner(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks), gm = s.reg_m / 4, gn = s.reg_n / 4;
   const bool off = offset(s.weight.format) != 0, mn = has_min(s.weight.format);
-  std::string o;
+  std::string o = "    for (var b = 0u; b < KS; b++) {\n";
   for (uint32_t i = 0; i < s.reg_m; ++i) {
-    o += fmt::format("    let dx{0} = xd[ty * RM + {0}u];\n", i);
-    if (off) o += fmt::format("    let cx{0} = OFF * xc[ty * RM + {0}u];\n", i);
-    if (mn) o += fmt::format("    let sx{0} = f32(xc[ty * RM + {0}u]);\n", i);
+    o += fmt::format("    let dx{0} = xd[b * TM + ty * RM + {0}u];\n", i);
+    if (off) o += fmt::format("    let cx{0} = OFF * xc[b * TM + ty * RM + {0}u];\n", i);
+    if (mn) o += fmt::format("    let sx{0} = f32(xc[b * TM + ty * RM + {0}u]);\n", i);
   }
   for (uint32_t q = 0; q < nw; ++q)
     for (uint32_t j = 0; j < s.reg_n; ++j) {
-      o += fmt::format("    let d{0}{1} = wd{0}[tx * RN + {1}u];\n", q ? "B" : "A", j);
-      if (mn) o += fmt::format("    let m{0}{1} = wm{0}[tx * RN + {1}u];\n", q ? "B" : "A", j);
+      o += fmt::format("    let d{0}{1} = wd{0}[b * TN + tx * RN + {1}u];\n", q ? "B" : "A", j);
+      if (mn) o += fmt::format("    let m{0}{1} = wm{0}[b * TN + tx * RN + {1}u];\n", q ? "B" : "A", j);
     }
   for (uint32_t w = 0; w < 8; ++w) {
-    for (uint32_t g = 0; g < gm; ++g) o += fmt::format("    let x{0}_{1} = xs[{0}u * XP4 + ty * {2}u + {1}u];\n", w, g, gm);
+    for (uint32_t g = 0; g < gm; ++g) o += fmt::format("    let x{0}_{1} = xs[(b * 8u + {0}u) * XP4 + ty * {2}u + {1}u];\n", w, g, gm);
     for (uint32_t q = 0; q < nw; ++q) {
       const char* W = q ? "B" : "A";
       for (uint32_t g = 0; g < gn; ++g)
-        o += fmt::format("    let w{0}{1}_{2} = ws{0}[{1}u * WP4 + tx * {3}u + {2}u];\n", W, w, g, gn);
+        o += fmt::format("    let w{0}{1}_{2} = ws{0}[(b * 8u + {1}u) * WP4 + tx * {3}u + {2}u];\n", W, w, g, gn);
       for (uint32_t i = 0; i < s.reg_m; ++i)
         for (uint32_t j = 0; j < s.reg_n; ++j) {
           const std::string dot = fmt::format("dot4I8Packed(x{0}_{1}.{2}, w{3}{0}_{4}.{5})", w, i / 4, "xyzw"[i % 4], W,
@@ -102,22 +104,26 @@ std::string inner(const KernelSpec& s) {
         if (mn) o += fmt::format("    {0} = {0} + (m{1}{2} * dx{3}) * sx{3};\n", acc(W, i, j), W, j, i);
       }
   }
-  o.pop_back();
-  return o;
+  return o + "    }";
 }
 
-// Halves the tiles (the larger first) until the invocations and the
-// workgroup storage fit; nullopt for a register block that is not whole
+// Halves the tiles (the larger first) until the invocations fit, then the
+// blocks a step (tile_k, 32 to 128; 0 is 32) and then the tiles until the
+// workgroup storage fits; nullopt for a register block that is not whole
 // vec4s, another algorithm or split-k.
 std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
+  if (!t.tile_k) t.tile_k = 32;
   if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || t.algo != kClassic || t.splits != 1) return std::nullopt;
+  if (t.tile_k % 32 || t.tile_k > 128 || ((t.tile_k / 32) & (t.tile_k / 32 - 1))) return std::nullopt;
   auto ok = [&] {
     return t.tile_m >= t.reg_m && t.tile_n >= t.reg_n && t.tile_m % t.reg_m == 0 && t.tile_n % t.reg_n == 0;
   };
   if (!ok()) return std::nullopt;
   while ((t.tile_m / t.reg_m) * (t.tile_n / t.reg_n) > lim.invocations ||
          detail::shared_bytes_int8(t, h) > lim.shared) {
-    if (t.tile_m >= t.tile_n && t.tile_m > t.reg_m) t.tile_m /= 2;
+    const bool inv = (t.tile_m / t.reg_m) * (t.tile_n / t.reg_n) > lim.invocations;
+    if (!inv && t.tile_k > 32) t.tile_k /= 2;
+    else if (t.tile_m >= t.tile_n && t.tile_m > t.reg_m) t.tile_m /= 2;
     else if (t.tile_n > t.reg_n) t.tile_n /= 2;
     else return std::nullopt;
   }
@@ -129,21 +135,24 @@ std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
 namespace detail {
 
 uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h) {
-  // with a min (Q4_1, Q4_K) 4 bytes more a row of W: counted for every format
-  return 8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 8);
+  // per block of the step; with a min (Q4_1, Q4_K) 4 bytes more a row of W:
+  // counted for every format
+  const uint32_t ks = std::max<uint32_t>(1, t.tile_k / 32);
+  return ks * (8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 8));
 }
 
 std::string wgsl_int8(const KernelSpec& s) {
   Template t(wgsl_file("kernels/gemm/gemm_i8.wgsl"), s.key());
-  t.set_u("K", s.k).set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n);
+  t.set_u("K", s.k).set_u("KS", s.tile / 32).set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n);
   t.set("OFF", std::to_string(offset(s.weight.format)));
   t.set("FMT", s.weight.name());
   std::string ws;
   for (uint32_t q = 0; q < weights(s.hooks); ++q) {
-    ws += fmt::format("var<workgroup> ws{0}: array<vec4<u32>, 8u * WP4>;  // [8 words][TN / 4] W codes\n"
-                      "var<workgroup> wd{0}: array<f32, TN>;              // W scales\n",
+    ws += fmt::format("var<workgroup> ws{0}: array<vec4<u32>, KS * 8u * WP4>;  // [KS * 8 words][TN / 4] W codes\n"
+                      "var<workgroup> wd{0}: array<f32, KS * TN>;              // [KS][TN] W scales\n",
                       q ? "B" : "A");
-    if (has_min(s.weight.format)) ws += fmt::format("var<workgroup> wm{0}: array<f32, TN>;              // W mins\n", q ? "B" : "A");
+    if (has_min(s.weight.format))
+      ws += fmt::format("var<workgroup> wm{0}: array<f32, KS * TN>;              // [KS][TN] W mins\n", q ? "B" : "A");
   }
   ws.pop_back();
   t.set("BINDINGS", bindings(s)).set("WS_DECL", ws).set("FORMAT", fmt_code(s));
@@ -172,7 +181,7 @@ KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint
   BQ_CHECK(t.has_value(), "gemm int8 {}: tiling {} does not fit {} invocations / {} bytes", kind.name(), label(want),
            lim.invocations, lim.shared);
   Tiling one = *t;
-  one.tile_k = 32;  // one block a step
+  while ((k / 32) % (one.tile_k / 32)) one.tile_k /= 2;  // whole steps of blocks
   KernelSpec s = detail::spec_of(lim, kind, n, k, hooks, one);
   s.features.dot4 = true;
   return s;

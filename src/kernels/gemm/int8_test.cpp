@@ -1,7 +1,8 @@
 // The int8 gemm (plan_int8, features.dot4) against its CPU twin and float64:
 // Q8_0, Q4_0, Q4_1 and Q4_K x every hook x m in {1, 7, 64, 100} x ragged n
 // {37, 70}, k of one and two blocks (Q4_K: super-blocks), the tilings of
-// each m class (4x4 and 8x8 register blocks), a weight split across bindings
+// each m class (4x4 and 8x8 register blocks), steps of 1, 2 and 4 blocks, a
+// weight split across bindings
 // by rows, random data, poisoned outputs. Bounds: 1e-4 against the twin (the
 // integer sums are exact; the GPU may contract the f32 steps into FMAs),
 // 2e-2 against float64 (x quantized to 8 bits, as ggml's q8 activations).
@@ -65,6 +66,36 @@ TEST(GemmInt8Shapes, LargeTilesAndSplitWeights) {
   }
 }
 
+// Steps of 2 and 4 blocks (tile_k 64, 128): k of 4 and 6 blocks (Q4_K: 16),
+// ragged m and n, the gated pair; a step that does not divide k's blocks is
+// halved until it does (k of 3 blocks: one block a step).
+TEST(GemmInt8Shapes, StepsOfSeveralBlocks) {
+  if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
+  const Limits lim = limits_of(ts::test_context());
+  uint32_t seed = 830;
+  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K})
+    for (const uint32_t tk : {64u, 128u})
+      for (const uint32_t blocks : {3u, 4u, 6u}) {
+        const uint32_t k = f == Format::Q4_K ? 512 : 32 * blocks;
+        if (f == Format::Q4_K && blocks != 4) continue;
+        const Tiling t{32, 64, 4, 4, tk};
+        const KernelSpec s = plan_int8(lim, kind_of(f), 70, k, 45, hook("silu"), t);
+        const uint32_t kb = k / 32;
+        // the largest step up to tk that divides k's blocks and fits the
+        // workgroup storage (the low-end profile's 16 KiB halves tk 128)
+        EXPECT_TRUE(s.tile >= 32 && s.tile <= tk && kb % (s.tile / 32) == 0) << traits(f).name << " k=" << k;
+        EXPECT_LE(shared_bytes(s), lim.shared);
+        if (s.tile < tk && kb % (2 * s.tile / 32) == 0) {
+          KernelSpec twice = s;
+          twice.tile *= 2;
+          EXPECT_GT(shared_bytes(twice), lim.shared) << traits(f).name << " k=" << k << " step " << s.tile;
+        }
+        const auto e = run_case({f, hook("silu"), 70, k, 45, t, 0, 256, true}, seed++);
+        EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " tk" << tk << " k=" << k;
+        EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " tk" << tk << " k=" << k;
+      }
+}
+
 // Formats, k and hooks the int8 gemm does not take are named errors; a tiling
 // that cannot fit the limits is refused, one that can is shrunk to them.
 TEST(GemmInt8Shapes, PlanChecksItsInput) {
@@ -84,6 +115,8 @@ TEST(GemmInt8Shapes, PlanChecksItsInput) {
   rope.epilogue = Epilogue::Rope;
   EXPECT_NE(err(Format::Q4_0, 64, rope, {}).find("epilogue"), std::string::npos);
   EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 2, 4, 32}).find("does not fit"), std::string::npos);
+  EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 4, 4, 48}).find("does not fit"), std::string::npos);
+  EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 4, 4, 256}).find("does not fit"), std::string::npos);
   Limits tight = lim;
   tight.invocations = 64;
   tight.shared = 4096;
@@ -91,6 +124,14 @@ TEST(GemmInt8Shapes, PlanChecksItsInput) {
   EXPECT_LE(s.wg, 64u);
   EXPECT_LE(shared_bytes(s), 4096u);
   EXPECT_TRUE(s.features.dot4);
+  // the blocks a step shrink before the tile: 32x64 r4x4 fits 4096 bytes at
+  // one block a step, not two
+  tight.invocations = 256;
+  const KernelSpec s2 = plan_int8(tight, kind_of(Format::Q4_0), 64, 128, 8, {}, Tiling{32, 64, 4, 4, 128});
+  EXPECT_EQ(s2.tile, 32u);
+  EXPECT_EQ(s2.tile_m, 32u);
+  EXPECT_EQ(s2.tile_n, 64u);
+  EXPECT_LE(shared_bytes(s2), 4096u);
 }
 
 // matmul(): the int8 gemm for Q4_0 above the crossover when asked (its own
