@@ -50,10 +50,12 @@ for m in "${models[@]}"; do
   done
 done
 tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
-if want gemm; then
+if want gemm && ! late "bench gemm"; then
 timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
   --crossover > /tmp/o/gemm.txt 2>&1
 tail -32 /tmp/o/gemm.txt
+fi
+if want gemm && ! late "bench gemm --sweep"; then
 timeout 150 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
   > /tmp/o/gemm-sweep.txt 2>&1
 grep -E "int8| d " /tmp/o/gemm-sweep.txt | head -40
