@@ -13,7 +13,8 @@
 // x words and W words k-major (vec4 rows of 4 tokens or rows, padded by one
 // vec4), their scales and the x code sums, then invocation (tx, ty) sums its
 // RM x RN outputs (tokens m0 + ty * RM + i, rows n0 + tx * RN + j), blocks
-// in order.
+// in order. Split-k: workgroup z sums only the blocks [sb, se) of its slice
+// and stores raw sums into the partials (split_sum adds the slices).
 const K: u32 = {{K}};           // reduction length, a multiple of 32
 const KB: u32 = K / 32u;        // blocks per row
 const KS: u32 = {{KS}};          // blocks a step (divides KB)
@@ -49,7 +50,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let ty = li / TNT;
   let meta0 = params.m * K16;  // the first meta vec4
 {{ACC_DECL}}
-  for (var kb0 = 0u; kb0 < KB; kb0 += KS) {
+{{SLICE}}
+  for (var kb0 = sb; kb0 < se; kb0 += KS) {
     // x words of the step: word w is word w % 8 of block kb0 + w / 8
     for (var i = li; i < TM * 8u * KS; i += WG) {
       let r = i / (8u * KS);

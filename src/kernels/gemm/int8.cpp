@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kernels/common/split_sum.hpp"
 #include "kernels/gemm/generator.hpp"
 #include "kernels/gemm/parts.hpp"
 #include "util/embedded_wgsl.hpp"
@@ -107,13 +108,26 @@ std::string inner(const KernelSpec& s) {
   return o + "    }";
 }
 
+// The blocks [sb, se) this workgroup sums: all of them, or with split-k
+// slice wid.z's SPS steps of KS blocks (the last slices may be short or
+// empty) and pbase, the slice's partials.
+std::string slice(const KernelSpec& s) {
+  if (s.splits < 2) return "  let sb = 0u;\n  let se = KB;";
+  return fmt::format(
+      "  const SPS = ({0}u + KB / KS - 1u) / {0}u;  // steps a slice\n"
+      "  let sb = min(wid.z * SPS * KS, KB);\n  let se = min(sb + SPS * KS, KB);\n"
+      "  let pbase = wid.z * {1}u * params.m * params.n;  // this slice's partials [weights][M][N]",
+      s.splits, weights(s.hooks));
+}
+
 // Halves the tiles (the larger first) until the invocations fit, then the
 // blocks a step (tile_k, 32 to 128; 0 is 32) and then the tiles until the
 // workgroup storage fits; nullopt for a register block that is not whole
-// vec4s, another algorithm or split-k.
+// vec4s, another algorithm or splits outside 1..kMaxSplits.
 std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
   if (!t.tile_k) t.tile_k = 32;
-  if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || t.algo != kClassic || t.splits != 1) return std::nullopt;
+  if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || t.algo != kClassic) return std::nullopt;
+  if (t.splits < 1 || t.splits > kMaxSplits) return std::nullopt;
   if (t.tile_k % 32 || t.tile_k > 128 || ((t.tile_k / 32) & (t.tile_k / 32 - 1))) return std::nullopt;
   auto ok = [&] {
     return t.tile_m >= t.reg_m && t.tile_n >= t.reg_n && t.tile_m % t.reg_m == 0 && t.tile_n % t.reg_n == 0;
@@ -156,7 +170,7 @@ std::string wgsl_int8(const KernelSpec& s) {
   }
   ws.pop_back();
   t.set("BINDINGS", bindings(s)).set("WS_DECL", ws).set("FORMAT", fmt_code(s));
-  t.set("ACC_DECL", acc_decl(s)).set("STAGE_W", stage_w(s)).set("INNER", inner(s));
+  t.set("ACC_DECL", acc_decl(s)).set("SLICE", slice(s)).set("STAGE_W", stage_w(s)).set("INNER", inner(s));
   t.set("STORE_FAST", store_classic(s, false)).set("STORE_EDGE", store_classic(s, true));
   return t.render();
 }
@@ -182,6 +196,8 @@ KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint
            lim.invocations, lim.shared);
   Tiling one = *t;
   while ((k / 32) % (one.tile_k / 32)) one.tile_k /= 2;  // whole steps of blocks
+  // split-k's partials must fit one binding at this m; else it runs unsplit
+  if (one.splits > 1 && split_sum::partial_bytes(one.splits, hooks, m, n) > lim.max_binding) one.splits = 1;
   KernelSpec s = detail::spec_of(lim, kind, n, k, hooks, one);
   s.features.dot4 = true;
   return s;

@@ -1,8 +1,8 @@
 // The int8 gemm (plan_int8, features.dot4) against its CPU twin and float64:
 // Q8_0, Q4_0, Q4_1 and Q4_K x every hook x m in {1, 7, 64, 100} x ragged n
 // {37, 70}, k of one and two blocks (Q4_K: super-blocks), the tilings of
-// each m class (4x4 and 8x8 register blocks), steps of 1, 2 and 4 blocks, a
-// weight split across bindings
+// each m class (4x4 and 8x8 register blocks), steps of 1, 2 and 4 blocks,
+// split-k, a weight split across bindings
 // by rows, random data, poisoned outputs. Bounds: 1e-4 against the twin (the
 // integer sums are exact; the GPU may contract the f32 steps into FMAs),
 // 2e-2 against float64 (x quantized to 8 bits, as ggml's q8 activations).
@@ -96,6 +96,26 @@ TEST(GemmInt8Shapes, StepsOfSeveralBlocks) {
       }
 }
 
+// Split-k: slices of whole steps (k of 10 blocks in steps of 2: 2, 3 and 4
+// slices of 3, 2 and 2 steps, the last of 4 empty; Q4_K 8 blocks: the last of
+// 3 empty), every hook (Acc and SiLU-gate applied by
+// split_sum), ragged m and n.
+TEST(GemmInt8Shapes, SplitK) {
+  if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
+  uint32_t seed = 860;
+  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K})
+    for (const uint32_t splits : {2u, 3u, 4u})
+      for (const char* h : {"store", "acc", "silu"}) {
+        const uint32_t k = f == Format::Q4_K ? 256 : 320;
+        const Tiling t{32, 64, 4, 4, 64, kClassic, splits};
+        const KernelSpec s = plan_int8(limits_of(ts::test_context()), kind_of(f), 70, k, 45, hook(h), t);
+        EXPECT_EQ(s.splits, splits) << traits(f).name;
+        const auto e = run_case({f, hook(h), 70, k, 45, t, 0, 256, true}, seed++);
+        EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " sk" << splits << " " << h;
+        EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " sk" << splits << " " << h;
+      }
+}
+
 // Formats, k and hooks the int8 gemm does not take are named errors; a tiling
 // that cannot fit the limits is refused, one that can is shrunk to them.
 TEST(GemmInt8Shapes, PlanChecksItsInput) {
@@ -117,6 +137,14 @@ TEST(GemmInt8Shapes, PlanChecksItsInput) {
   EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 2, 4, 32}).find("does not fit"), std::string::npos);
   EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 4, 4, 48}).find("does not fit"), std::string::npos);
   EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 4, 4, 256}).find("does not fit"), std::string::npos);
+  EXPECT_NE(err(Format::Q4_0, 64, {}, Tiling{32, 64, 4, 4, 32, kClassic, kMaxSplits + 1}).find("does not fit"),
+            std::string::npos);
+  // split-k whose partials pass a binding at this m runs unsplit; splits
+  // are cut to the steps k has
+  Limits small = lim;
+  small.max_binding = 4 * 64 * 8;  // one slice of m = 8 rows by n = 64
+  EXPECT_EQ(plan_int8(small, kind_of(Format::Q4_0), 64, 256, 8, {}, Tiling{32, 64, 4, 4, 32, kClassic, 2}).splits, 1u);
+  EXPECT_EQ(plan_int8(lim, kind_of(Format::Q4_0), 64, 64, 8, {}, Tiling{32, 64, 4, 4, 32, kClassic, 4}).splits, 2u);
   Limits tight = lim;
   tight.invocations = 64;
   tight.shared = 4096;
