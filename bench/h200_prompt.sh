@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Runs on the lent H200 (device tool): prompt evaluation (session 36, not yet
-# run on a GPU). The tests of the prompt passes and of the int8 gemm
-# (test_model's GpuPrompt* and Int8Gemm, test_k_gemm's int8 cases), then for
-# each synthetic model `bench run --prompt-sweep` (each prompt length from
-# position 0, wall clock to the logits, median of 3) under one pass of 128
-# rows (the old behaviour), the default passes (128/64/32/16), passes down to
-# 8, the default with --int8-gemm, batches of 512 with passes down to 8, and
-# one pass of 128 again (drift); one line per run: tokens:rows:ms. Then
+# Runs on the lent H200 (device tool): prompt evaluation (sessions 36-37).
+# The tests of the prompt passes and of the int8 gemm (test_model's
+# GpuPrompt* and Int8Gemm, test_k_gemm's int8 cases) and test_k_sample; then
 # `bench gemm` at m = 16..512 on the 8B's shapes (f32 and int8 gemm lines)
-# with the crossover, and the int8 gemm's tilings swept at 14336x4096
-# (q4_0, m = 32, 128, 512) beside the f32 gemm's default. Expects the carried folders that bench/h200.sh does.
-# PART picks what runs, so each call fits the device's 10 minutes: `tests`
-# (the tests above and test_k_sample), `small` (smollm2-360m and
-# llama-3.2-1b), `big` (llama-3-8b), `gemm` (the two bench gemm runs) or
-# `all`. A run is not started once LIMIT seconds (default 540) have passed.
-# Usage: OUT=... PART=tests,small bench/h200_prompt.sh
+# with the crossover, and the tilings of both gemms swept at 14336x4096
+# (q4_0, m = 32, 128, 512; the int8 gemm's steps of 1-4 blocks and split-k
+# included); then for each synthetic model `bench run --prompt-sweep` (each
+# prompt length from position 0, wall clock to the logits, median of 3)
+# under one pass of 128 rows (the old behaviour), the default passes
+# (128/64/32/16), passes down to 8, the default with --int8-gemm, batches of
+# 512 with passes down to 8, and one pass of 128 again (drift); one line per
+# run: tokens:rows:ms. Expects the carried folders that bench/h200.sh does.
+# PART picks what runs, so each call fits the device's 10 minutes: `tests`,
+# `gemm` (the two bench gemm runs), `small` (smollm2-360m and llama-3.2-1b),
+# `big` (llama-3-8b) or `all`. A run is not started once LIMIT seconds
+# (default 540) have passed. Raw outputs go to $OUT as they are made.
+# Usage: OUT=... PART=tests,gemm bench/h200_prompt.sh
 set -u
 PART=${PART:-all} LIMIT=${LIMIT:-540}
 want() { [ "$PART" = all ] || [[ ",$PART," == *",$1,"* ]]; }
@@ -34,6 +35,18 @@ echo "test_k_gemm int8 exit $?: $(grep -E '^\[  (PASSED|FAILED)' /tmp/o/test_gem
 timeout 120 $B/test_k_sample > /tmp/o/test_sample.log 2>&1
 echo "test_k_sample exit $?: $(grep -E '^\[  (PASSED|FAILED)' /tmp/o/test_sample.log | tr '\n' ' ')"
 fi
+if want gemm && ! late "bench gemm"; then
+timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
+  --crossover > /tmp/o/gemm.txt 2>&1
+cp /tmp/o/gemm.txt "$OUT/"
+tail -32 /tmp/o/gemm.txt
+fi
+if want gemm && ! late "bench gemm --sweep"; then
+timeout 150 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
+  > /tmp/o/gemm-sweep.txt 2>&1
+cp /tmp/o/gemm-sweep.txt "$OUT/"
+grep -E "int8| d |\* " /tmp/o/gemm-sweep.txt | head -70
+fi
 SW=5,12,27,45,60,100,116,200,500,1000
 models=()
 want small && models+=("smollm2-360m q8_0" "llama-3.2-1b q4_0")
@@ -47,17 +60,7 @@ for m in "${models[@]}"; do
     echo "== $1 $2 [$cfg] ($((SECONDS - t0)) s): $(grep -E '^(prompt |first tok)' /tmp/o/run.txt | tr -s ' ' | tr '\n' '|')"
     sed -n '/^prompt sweep/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s ", $1, $2, $3}'; echo
     cat /tmp/o/run.txt >> /tmp/o/all-runs.txt
+    cp /tmp/o/all-runs.txt "$OUT/"
   done
 done
-tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
-if want gemm && ! late "bench gemm"; then
-timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
-  --crossover > /tmp/o/gemm.txt 2>&1
-tail -32 /tmp/o/gemm.txt
-fi
-if want gemm && ! late "bench gemm --sweep"; then
-timeout 150 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
-  > /tmp/o/gemm-sweep.txt 2>&1
-grep -E "int8| d " /tmp/o/gemm-sweep.txt | head -40
-fi
 tar czf "$OUT/prompt.tgz" -C /tmp/o --exclude='*.gguf' .
