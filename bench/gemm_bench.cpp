@@ -98,13 +98,20 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
                                 gemm::Tiling{32, 64, 4, 4, 64, gemm::kClassic, 2},
                                 gemm::Tiling{32, 64, 4, 4, 64, gemm::kClassic, 4},
                                 gemm::Tiling{64, 64, 4, 4, 64, gemm::kClassic, 2},
-                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kClassic, 2}})
+                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kClassic, 2},
+                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined},
+                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined},
+                                gemm::Tiling{64, 128, 4, 8, 64, gemm::kPipelined},
+                                gemm::Tiling{128, 128, 8, 8, 32, gemm::kPipelined},
+                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kPipelined},
+                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined, 4},
+                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kPipelined, 2}})
     if (!(t == i8def)) i8.push_back(t);
   for (const auto& t : i8) {
     nlohmann::json c{{"tiling", "int8 " + gemm::label(t)}, {"default", false}};
     try {
       const KernelSpec s = gemm::plan_int8(lim, kind, n, k, m, {}, t);
-      c["tiling"] = "int8 " + gemm::label({s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, gemm::kClassic, s.splits});
+      c["tiling"] = "int8 " + gemm::label({s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant, s.splits});
       const double ns = time(s);
       c["us"] = ns / 1e3;
       c["tflops"] = flops / ns / 1e3;
@@ -203,7 +210,7 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
             // The int8 gemm's default, its x quantize dispatch included.
             const KernelSpec i8 = gemm::plan_int8(gemm::limits_of(ctx), kind, n, k, m);
             const double ni = time(i8);
-            row["int8_tiling"] = gemm::label({i8.tile_m, i8.tile_n, i8.reg_m, i8.reg_n, i8.tile, gemm::kClassic, i8.splits});
+            row["int8_tiling"] = gemm::label({i8.tile_m, i8.tile_n, i8.reg_m, i8.reg_n, i8.tile, i8.variant, i8.splits});
             row["int8_us"] = ni / 1e3;
             row["int8_tflops"] = flops / ni / 1e3;
             row["int8_of_fma"] = flops / ni / 1e3 / peak.tflops;

@@ -15,26 +15,7 @@
 // RM x RN outputs (tokens m0 + ty * RM + i, rows n0 + tx * RN + j), blocks
 // in order. Split-k: workgroup z sums only the blocks [sb, se) of its slice
 // and stores raw sums into the partials (split_sum adds the slices).
-const K: u32 = {{K}};           // reduction length, a multiple of 32
-const KB: u32 = K / 32u;        // blocks per row
-const KS: u32 = {{KS}};          // blocks a step (divides KB)
-const K16: u32 = K / 16u;       // code vec4s per x row
-const TM: u32 = {{TM}};
-const TN: u32 = {{TN}};
-const RM: u32 = {{RM}};         // multiples of 4
-const RN: u32 = {{RN}};
-const TMT: u32 = TM / RM;
-const TNT: u32 = TN / RN;
-const WG: u32 = TMT * TNT;
-const XP4: u32 = TM / 4u + 1u;  // xs stride per word in vec4 (padded)
-const WP4: u32 = TN / 4u + 1u;  // ws stride per word in vec4 (padded)
-const OFF: i32 = {{OFF}};
-
-struct Params { row0: u32, rows: u32, m: u32, n: u32 }
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> xq: array<vec4<u32>>;  // codes [M][K / 16], meta [M][K / 32]
-{{BINDINGS}}
+{{HEAD}}
 var<workgroup> xs: array<vec4<u32>, KS * 8u * XP4>;  // [KS * 8 words][TM / 4] x codes of the step
 var<workgroup> xd: array<f32, KS * TM>;              // [KS][TM] x scales
 var<workgroup> xc: array<i32, KS * TM>;              // [KS][TM] x code sums

@@ -77,11 +77,14 @@ std::string format_code(const KernelSpec& s) {
   return c;
 }
 
-std::string store_classic(const KernelSpec& s, bool checked) {
+std::string store_classic(const KernelSpec& s, bool checked, bool interleaved) {
   std::string o;
   for (uint32_t i = 0; i < s.reg_m; ++i)
     for (uint32_t j = 0; j < s.reg_n; ++j) {
-      const std::string t = fmt::format("(m0 + ty * RM + {}u)", i), r = fmt::format("(n0 + tx * RN + {}u)", j);
+      const std::string t = interleaved ? fmt::format("(m0 + 4u * ({}u * TMT + ty) + {}u)", i / 4, i % 4)
+                                        : fmt::format("(m0 + ty * RM + {}u)", i);
+      const std::string r = interleaved ? fmt::format("(n0 + 4u * ({}u * TNT + tx) + {}u)", j / 4, j % 4)
+                                        : fmt::format("(n0 + tx * RN + {}u)", j);
       const std::string idx = fmt::format("{} * params.n + params.row0 + {}", t, r);
       const std::string body = epilogue(s, idx, i, j);
       if (checked)

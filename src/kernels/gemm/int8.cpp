@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include "kernels/common/split_sum.hpp"
 #include "kernels/gemm/generator.hpp"
@@ -61,30 +62,52 @@ std::string stage_w(const KernelSpec& s) {
   return o;
 }
 
+bool pipe(const KernelSpec& s) { return s.variant == kPipelined; }
+
+// Where accumulator (i, j) of invocation (tx, ty) sits in the tile, and the
+// vec4 (g) of its x and W words: contiguous (classic: token ty * RM + i) or
+// interleaved by vec4 (pipelined: token 4 (i / 4 * TMT + ty) + i % 4).
+std::string tok(const KernelSpec& s, uint32_t i) {
+  return pipe(s) ? fmt::format("4u * ({}u * TMT + ty) + {}u", i / 4, i % 4) : fmt::format("ty * RM + {}u", i);
+}
+std::string row(const KernelSpec& s, uint32_t j) {
+  return pipe(s) ? fmt::format("4u * ({}u * TNT + tx) + {}u", j / 4, j % 4) : fmt::format("tx * RN + {}u", j);
+}
+std::string xvec(const KernelSpec& s, uint32_t g) {
+  return pipe(s) ? fmt::format("{}u * TMT + ty", g) : fmt::format("ty * {}u + {}u", s.reg_m / 4, g);
+}
+std::string wvec(const KernelSpec& s, uint32_t g) {
+  return pipe(s) ? fmt::format("{}u * TNT + tx", g) : fmt::format("tx * {}u + {}u", s.reg_n / 4, g);
+}
+
 // The step's KS blocks in order (b), each as one block of an invocation's
 // RM x RN outputs: the 8 words' products summed exactly (s = dot, then s = s
 // + dot, words in order), then acc = acc + (dw * dx) * f32(s - OFF * code
-// sum), and with a min acc = acc + (mw * dx) * f32(code sum).
+// sum), and with a min acc = acc + (mw * dx) * f32(code sum). The pipelined
+// kernel reads the buffer at xb, xdb, wb and wdb.
 std::string inner(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks), gm = s.reg_m / 4, gn = s.reg_n / 4;
   const bool off = offset(s.weight.format) != 0, mn = has_min(s.weight.format);
+  const std::string xo = pipe(s) ? "xb + " : "", xdo = pipe(s) ? "xdb + " : "";
+  const std::string wo = pipe(s) ? "wb + " : "", wdo = pipe(s) ? "wdb + " : "";
   std::string o = "    for (var b = 0u; b < KS; b++) {\n";
   for (uint32_t i = 0; i < s.reg_m; ++i) {
-    o += fmt::format("    let dx{0} = xd[b * TM + ty * RM + {0}u];\n", i);
-    if (off) o += fmt::format("    let cx{0} = OFF * xc[b * TM + ty * RM + {0}u];\n", i);
-    if (mn) o += fmt::format("    let sx{0} = f32(xc[b * TM + ty * RM + {0}u]);\n", i);
+    o += fmt::format("    let dx{0} = xd[{1}b * TM + {2}];\n", i, xdo, tok(s, i));
+    if (off) o += fmt::format("    let cx{0} = OFF * xc[{1}b * TM + {2}];\n", i, xdo, tok(s, i));
+    if (mn) o += fmt::format("    let sx{0} = f32(xc[{1}b * TM + {2}]);\n", i, xdo, tok(s, i));
   }
   for (uint32_t q = 0; q < nw; ++q)
     for (uint32_t j = 0; j < s.reg_n; ++j) {
-      o += fmt::format("    let d{0}{1} = wd{0}[b * TN + tx * RN + {1}u];\n", q ? "B" : "A", j);
-      if (mn) o += fmt::format("    let m{0}{1} = wm{0}[b * TN + tx * RN + {1}u];\n", q ? "B" : "A", j);
+      o += fmt::format("    let d{0}{1} = wd{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
+      if (mn) o += fmt::format("    let m{0}{1} = wm{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
     }
   for (uint32_t w = 0; w < 8; ++w) {
-    for (uint32_t g = 0; g < gm; ++g) o += fmt::format("    let x{0}_{1} = xs[(b * 8u + {0}u) * XP4 + ty * {2}u + {1}u];\n", w, g, gm);
+    for (uint32_t g = 0; g < gm; ++g)
+      o += fmt::format("    let x{0}_{1} = xs[{2}(b * 8u + {0}u) * XP4 + {3}];\n", w, g, xo, xvec(s, g));
     for (uint32_t q = 0; q < nw; ++q) {
       const char* W = q ? "B" : "A";
       for (uint32_t g = 0; g < gn; ++g)
-        o += fmt::format("    let w{0}{1}_{2} = ws{0}[(b * 8u + {1}u) * WP4 + tx * {3}u + {2}u];\n", W, w, g, gn);
+        o += fmt::format("    let w{0}{1}_{2} = ws{0}[{3}(b * 8u + {1}u) * WP4 + {4}];\n", W, w, g, wo, wvec(s, g));
       for (uint32_t i = 0; i < s.reg_m; ++i)
         for (uint32_t j = 0; j < s.reg_n; ++j) {
           const std::string dot = fmt::format("dot4I8Packed(x{0}_{1}.{2}, w{3}{0}_{4}.{5})", w, i / 4, "xyzw"[i % 4], W,
@@ -108,6 +131,74 @@ std::string inner(const KernelSpec& s) {
   return o + "    }";
 }
 
+// The pipelined kernel's staging (gemm_i8_pipe.wgsl): per kind of value, the
+// slots an invocation holds (ceil(count / WG)), what LOAD reads into them
+// for the step at block kl, and what PUT stores into the buffer at xb, xdb,
+// wb and wdb. A slot past the count is guarded where WG does not divide it.
+struct Kind {
+  std::string name, type, count, load, put;
+  uint32_t per_block;  // values a block of the step (count / KS)
+};
+
+std::vector<Kind> kinds(const KernelSpec& s) {
+  std::vector<Kind> k = {
+      {"rx", "u32", "TM * 8u * KS",
+       "let r = i / (8u * KS);\n      let w = i % (8u * KS);\n      {0} = 0u;\n"
+       "      if (m0 + r < params.m) {{ {0} = xq[(m0 + r) * K16 + 2u * kl + w / 4u][w % 4u]; }}",
+       "let r = i / (8u * KS);\n      xs[xb + (i % (8u * KS)) * XP4 + r / 4u][r % 4u] = {0};", s.tile_m * 8},
+      {"rxd", "vec2<i32>", "TM * KS",
+       "let r = i % TM;\n      {0} = vec2<i32>(0, 0);\n      if (m0 + r < params.m) {{\n"
+       "        let mt = xq[meta0 + (m0 + r) * KB + kl + i / TM];\n"
+       "        {0} = vec2<i32>(bitcast<i32>(mt.x), bitcast<i32>(mt.y) + bitcast<i32>(mt.z));\n      }}",
+       "xd[xdb + i] = bitcast<f32>({0}.x);\n      xc[xdb + i] = {0}.y;", s.tile_m}};
+  for (uint32_t q = 0; q < weights(s.hooks); ++q) {
+    const std::string W = q ? "B" : "A";
+    k.push_back({"rw" + W, "u32", "TN * 8u * KS",
+                 "let r = i / (8u * KS);\n      let w = i % (8u * KS);\n      {0} = 0u;\n"
+                 "      if (n0 + r < params.rows) {{ {0} = qw" + W + "(n0 + r, kl + w / 8u, w % 8u); }}",
+                 "let r = i / (8u * KS);\n      ws" + W + "[wb + (i % (8u * KS)) * WP4 + r / 4u][r % 4u] = {0};",
+                 s.tile_n * 8});
+    if (has_min(s.weight.format))
+      k.push_back({"rd" + W, "vec2<f32>", "TN * KS",
+                   "let r = i % TN;\n      {0} = vec2<f32>(0.0, 0.0);\n      if (n0 + r < params.rows) {{ {0} = "
+                   "vec2<f32>(dw" + W + "(n0 + r, kl + i / TN), mw" + W + "(n0 + r, kl + i / TN)); }}",
+                   "wd" + W + "[wdb + i] = {0}.x;\n      wm" + W + "[wdb + i] = {0}.y;", s.tile_n});
+    else
+      k.push_back({"rd" + W, "f32", "TN * KS",
+                   "let r = i % TN;\n      {0} = 0.0;\n      if (n0 + r < params.rows) {{ {0} = dw" + W +
+                       "(n0 + r, kl + i / TN); }}",
+                   "wd" + W + "[wdb + i] = {0};", s.tile_n});
+  }
+  return k;
+}
+
+// Slots of a kind: ceil(count / WG), from the spec's tile.
+uint32_t slots(const KernelSpec& s, const Kind& k) {
+  const uint32_t wg = (s.tile_m / s.reg_m) * (s.tile_n / s.reg_n);
+  return (k.per_block * (s.tile / 32) + wg - 1) / wg;
+}
+
+std::string staging(const KernelSpec& s, bool put) {
+  std::string o;
+  for (const Kind& k : kinds(s))
+    for (uint32_t j = 0, n = slots(s, k); j < n; ++j) {
+      const std::string slot = fmt::format("{}{}", k.name, j);
+      o += fmt::format("    {{\n      let i = li + {}u * WG;\n", j);
+      const std::string body = fmt::format(fmt::runtime(put ? k.put : k.load), slot);
+      o += fmt::format("      if (i < {}) {{\n      {}\n      }}\n    }}\n", k.count, body);
+    }
+  o.pop_back();
+  return o;
+}
+
+std::string slot_decl(const KernelSpec& s) {
+  std::string o;
+  for (const Kind& k : kinds(s))
+    for (uint32_t j = 0, n = slots(s, k); j < n; ++j) o += fmt::format("  var {}{}: {};\n", k.name, j, k.type);
+  o.pop_back();
+  return o;
+}
+
 // The blocks [sb, se) this workgroup sums: all of them, or with split-k
 // slice wid.z's SPS steps of KS blocks (the last slices may be short or
 // empty) and pbase, the slice's partials.
@@ -123,10 +214,12 @@ std::string slice(const KernelSpec& s) {
 // Halves the tiles (the larger first) until the invocations fit, then the
 // blocks a step (tile_k, 32 to 128; 0 is 32) and then the tiles until the
 // workgroup storage fits; nullopt for a register block that is not whole
-// vec4s, another algorithm or splits outside 1..kMaxSplits.
+// vec4s, an algorithm other than classic or pipelined, or splits outside
+// 1..kMaxSplits.
 std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
   if (!t.tile_k) t.tile_k = 32;
-  if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || t.algo != kClassic) return std::nullopt;
+  if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || (t.algo != kClassic && t.algo != kPipelined))
+    return std::nullopt;
   if (t.splits < 1 || t.splits > kMaxSplits) return std::nullopt;
   if (t.tile_k % 32 || t.tile_k > 128 || ((t.tile_k / 32) & (t.tile_k / 32 - 1))) return std::nullopt;
   auto ok = [&] {
@@ -149,29 +242,36 @@ std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
 namespace detail {
 
 uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h) {
-  // per block of the step; with a min (Q4_1, Q4_K) 4 bytes more a row of W:
-  // counted for every format
-  const uint32_t ks = std::max<uint32_t>(1, t.tile_k / 32);
+  // per block of the step, twice for the pipelined kernel's two buffers; with
+  // a min (Q4_1, Q4_K) 4 bytes more a row of W: counted for every format
+  const uint32_t ks = std::max<uint32_t>(1, t.tile_k / 32) * (t.algo == kPipelined ? 2 : 1);
   return ks * (8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 8));
 }
 
 std::string wgsl_int8(const KernelSpec& s) {
-  Template t(wgsl_file("kernels/gemm/gemm_i8.wgsl"), s.key());
-  t.set_u("K", s.k).set_u("KS", s.tile / 32).set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n);
-  t.set("OFF", std::to_string(offset(s.weight.format)));
-  t.set("FMT", s.weight.name());
+  const bool p = pipe(s);
+  const char* file = p ? "kernels/gemm/gemm_i8_pipe.wgsl" : "kernels/gemm/gemm_i8.wgsl";
+  Template h(wgsl_file("kernels/gemm/gemm_i8_head.wgsl"), s.key());
+  h.set_u("K", s.k).set_u("KS", s.tile / 32).set_u("TM", s.tile_m).set_u("TN", s.tile_n).set_u("RM", s.reg_m).set_u("RN", s.reg_n);
+  h.set("OFF", std::to_string(offset(s.weight.format))).set("BINDINGS", bindings(s));
+  Template t(wgsl_file(file), s.key());
+  t.set("HEAD", h.render()).set("FMT", s.weight.name());
+  const std::string n = p ? "2u * " : "";
   std::string ws;
   for (uint32_t q = 0; q < weights(s.hooks); ++q) {
-    ws += fmt::format("var<workgroup> ws{0}: array<vec4<u32>, KS * 8u * WP4>;  // [KS * 8 words][TN / 4] W codes\n"
-                      "var<workgroup> wd{0}: array<f32, KS * TN>;              // [KS][TN] W scales\n",
-                      q ? "B" : "A");
+    ws += fmt::format("var<workgroup> ws{0}: array<vec4<u32>, {1}KS * 8u * WP4>;  // [{2}KS * 8 words][TN / 4] W codes\n"
+                      "var<workgroup> wd{0}: array<f32, {1}KS * TN>;              // [{2}KS][TN] W scales\n",
+                      q ? "B" : "A", n, p ? "2][" : "");
     if (has_min(s.weight.format))
-      ws += fmt::format("var<workgroup> wm{0}: array<f32, KS * TN>;              // [KS][TN] W mins\n", q ? "B" : "A");
+      ws += fmt::format("var<workgroup> wm{0}: array<f32, {1}KS * TN>;              // [{2}KS][TN] W mins\n",
+                        q ? "B" : "A", n, p ? "2][" : "");
   }
   ws.pop_back();
-  t.set("BINDINGS", bindings(s)).set("WS_DECL", ws).set("FORMAT", fmt_code(s));
-  t.set("ACC_DECL", acc_decl(s)).set("SLICE", slice(s)).set("STAGE_W", stage_w(s)).set("INNER", inner(s));
-  t.set("STORE_FAST", store_classic(s, false)).set("STORE_EDGE", store_classic(s, true));
+  t.set("WS_DECL", ws).set("FORMAT", fmt_code(s));
+  t.set("ACC_DECL", acc_decl(s)).set("SLICE", slice(s)).set("INNER", inner(s));
+  if (p) t.set("SLOTS", slot_decl(s)).set("LOAD", staging(s, false)).set("PUT", staging(s, true));
+  else t.set("STAGE_W", stage_w(s));
+  t.set("STORE_FAST", store_classic(s, false, p)).set("STORE_EDGE", store_classic(s, true, p));
   return t.render();
 }
 

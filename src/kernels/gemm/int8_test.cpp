@@ -2,7 +2,7 @@
 // Q8_0, Q4_0, Q4_1 and Q4_K x every hook x m in {1, 7, 64, 100} x ragged n
 // {37, 70}, k of one and two blocks (Q4_K: super-blocks), the tilings of
 // each m class (4x4 and 8x8 register blocks), steps of 1, 2 and 4 blocks,
-// split-k, a weight split across bindings
+// split-k, the pipelined kernel, a weight split across bindings
 // by rows, random data, poisoned outputs. Bounds: 1e-4 against the twin (the
 // integer sums are exact; the GPU may contract the f32 steps into FMAs),
 // 2e-2 against float64 (x quantized to 8 bits, as ggml's q8 activations).
@@ -113,6 +113,27 @@ TEST(GemmInt8Shapes, SplitK) {
         const auto e = run_case({f, hook(h), 70, k, 45, t, 0, 256, true}, seed++);
         EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " sk" << splits << " " << h;
         EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " sk" << splits << " " << h;
+      }
+}
+
+// The pipelined kernel (two buffers, one barrier a step, interleaved
+// register blocks): steps of 1 and 2 blocks, 4x4 and 8x8 blocks, split-k,
+// every hook, edge and interior tiles.
+TEST(GemmInt8Shapes, Pipelined) {
+  if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
+  const Limits lim = limits_of(ts::test_context());
+  uint32_t seed = 900;
+  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K})
+    for (const Tiling& t : {Tiling{32, 64, 4, 4, 32, kPipelined}, Tiling{64, 64, 4, 4, 64, kPipelined, 2},
+                            Tiling{128, 128, 8, 8, 32, kPipelined}})
+      for (const char* h : {"store", "acc", "silu"}) {
+        const uint32_t k = f == Format::Q4_K ? 512 : 160, m = t.tile_m == 128 ? 130 : 45, n = t.tile_n == 128 ? 150 : 70;
+        const KernelSpec s = plan_int8(lim, kind_of(f), n, k, m, hook(h), t);
+        EXPECT_EQ(s.variant, uint32_t{kPipelined});
+        EXPECT_LE(shared_bytes(s), lim.shared);
+        const auto e = run_case({f, hook(h), n, k, m, t, 0, 256, true}, seed++);
+        EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << label(t) << " " << h;
+        EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " " << label(t) << " " << h;
       }
 }
 

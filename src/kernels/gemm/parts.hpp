@@ -26,10 +26,13 @@ std::string wgsl_pipelined(const KernelSpec& s);
 KernelSpec spec_of(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, const Hooks& hooks,
                    const Tiling& t);
 // The classic kernels' accumulator declarations and their stores (checked:
-// each output's token and row bounds-checked), for gemm.wgsl and gemm_i8.wgsl.
+// each output's token and row bounds-checked), for gemm.wgsl and gemm_i8.wgsl;
+// interleaved: accumulator (i, j) is token 4 (i / 4 * TMT + ty) + i % 4 and
+// row 4 (j / 4 * TNT + tx) + j % 4 of the tile (gemm_i8_pipe.wgsl).
 std::string acc_decl(const KernelSpec& s);
-std::string store_classic(const KernelSpec& s, bool checked);
-// gemm_i8.wgsl rendered for s (features.dot4), and its workgroup storage.
+std::string store_classic(const KernelSpec& s, bool checked, bool interleaved = false);
+// gemm_i8.wgsl or (variant kPipelined) gemm_i8_pipe.wgsl rendered for s
+// (features.dot4), and its workgroup storage.
 std::string wgsl_int8(const KernelSpec& s);
 uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h);
 
