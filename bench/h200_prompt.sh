@@ -42,7 +42,7 @@ cp /tmp/o/gemm.txt "$OUT/"
 tail -32 /tmp/o/gemm.txt
 fi
 if want gemm && ! late "bench gemm --sweep"; then
-timeout 150 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
+timeout 240 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
   > /tmp/o/gemm-sweep.txt 2>&1
 cp /tmp/o/gemm-sweep.txt "$OUT/"
 grep -E "int8| d |\* " /tmp/o/gemm-sweep.txt | head -70
