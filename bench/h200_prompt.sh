@@ -8,7 +8,7 @@
 # included); then for each synthetic model `bench run --prompt-sweep` (each
 # prompt length from position 0, wall clock to the logits, median of 3)
 # under one pass of 128 rows (the old behaviour), the default passes
-# (128/64/32/16), passes down to 8, the default with --int8-gemm, batches of
+# (128/64/32/16), passes down to 8, the default with --f32-gemm, batches of
 # 512 with passes down to 8, and one pass of 128 again (drift); one line per
 # run: tokens:rows:ms. Expects the carried folders that bench/h200.sh does.
 # PART picks what runs, so each call fits the device's 10 minutes: `tests`,
@@ -53,7 +53,7 @@ want small && models+=("smollm2-360m q8_0" "llama-3.2-1b q4_0")
 want big && models+=("llama-3-8b q4_0")
 for m in "${models[@]}"; do
   set -- $m
-  for cfg in "--min-batch 128" "" "--min-batch 8" "--int8-gemm" "--batch 512 --min-batch 8" "--min-batch 128"; do
+  for cfg in "--min-batch 128" "" "--min-batch 8" "--f32-gemm" "--batch 512 --min-batch 8" "--min-batch 128"; do
     late "$1 [$cfg]" && continue
     t0=$SECONDS
     timeout 150 $B/blockq bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $cfg > /tmp/o/run.txt 2>&1

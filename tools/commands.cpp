@@ -65,9 +65,10 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                 "Token matvecs of integer-format weights with >= 2^24 elements quantize x to int8 per block of 32 "
                 "and sum with dot4I8Packed (the default, where the adapter has packed dot4); --f32-activations: "
                 "f32 x everywhere");
-  cmd->add_flag("--int8-gemm", a.int8_gemm,
-                "Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights quantize x to int8 per block of 32 and sum with "
-                "dot4I8Packed (where the adapter has packed dot4; not yet the default)");
+  cmd->add_flag("--int8-gemm,!--f32-gemm", a.int8_gemm,
+                "Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with >= 2^24 elements quantize x to int8 per "
+                "block of 32 and sum with dot4I8Packed (the default, where the adapter has packed dot4 and int8 "
+                "activations are on); --f32-gemm: the f32 gemm");
   cmd->add_flag("!--no-encode-ahead", a.encode_ahead,
                 "Encode each token's command buffer after its id is known, not while the GPU runs the token before "
                 "(for comparison)");

@@ -33,7 +33,7 @@ struct ModelLoadArgs {
   bool int8_activations = true;  // false: --f32-activations
   bool encode_ahead = true;      // false: --no-encode-ahead
   uint32_t submit_pieces = 0;    // --submit-pieces (0: 1, 2, 4, ... layers)
-  bool int8_gemm = false;        // --int8-gemm
+  bool int8_gemm = true;         // --int8-gemm / --f32-gemm
 };
 void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a);
 

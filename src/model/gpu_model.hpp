@@ -79,8 +79,11 @@ struct GpuModelOptions {
   bool gemm_tuned = false;  // gemm: the tuner's tiling (tuned once, cached), else the default
   // Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with int8 activations (the int8
   // gemm, gemm::plan_int8: x quantized per block of 32, dot4I8Packed), where
-  // the adapter has packed dot4. Off by default: not yet timed on a GPU.
-  bool gemm_int8 = false;
+  // the adapter has packed dot4, int8_activations is on and the weight has at
+  // least int8_min_elements elements, as for the token matvecs. On the H200
+  // it took the 8B's 128-row prompt pass (Q4_0) from 105 to 76 ms with its
+  // first tiling (docs/perf/2026-12-05-session37-h200.md); false: the f32 gemm.
+  bool gemm_int8 = true;
   KvType kv_type = KvType::F16;
   // Q, K and V of a layer as one projection (one dispatch) when the three
   // weights share a format; false: three (for tests and comparisons).

@@ -234,7 +234,8 @@ Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu
   a.hooks = hk;
   a.crossover = opt.crossover;
   a.tuned = opt.gemm_tuned;
-  a.int8 = opt.gemm_int8;
+  // the int8 gemm where the token matvec of this weight takes int8 x
+  a.int8 = opt.gemm_int8 && mv_options(w).int8;
   try {
     if (const uint64_t need = gemm::partial_bytes(*ctx, a)) {
       if (!gemm_part || gemm_part.size() < need) gemm_part = act(need / 4, "gemm.partials");

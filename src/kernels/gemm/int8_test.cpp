@@ -53,8 +53,8 @@ INSTANTIATE_TEST_SUITE_P(Q8Q4AllHooks, GemmInt8,
 // and a weight in chunks of 63 rows (params.row0 and rows per binding).
 TEST(GemmInt8Shapes, LargeTilesAndSplitWeights) {
   if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
-  const Tiling big = default_tiling_int8(2);
-  EXPECT_EQ(big.reg_m, 8u);
+  const Tiling big{128, 128, 8, 8, 32};  // the classic kernel's 8x8 blocks
+  EXPECT_EQ(default_tiling_int8(3).reg_m, 8u);
   for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K}) {
     const uint32_t k = f == Format::Q4_K ? 256 : 96;
     auto e = run_case({f, {}, 150, k, 130, big, 0, 256, true}, 800);
