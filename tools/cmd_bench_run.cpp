@@ -93,13 +93,20 @@ void check_sampler(model::GpuModel& m, const std::vector<model::TokenId>& prompt
 // after one warm-up (its passes' kernels compiled), wall clock from the
 // first submit to the mapped logits: what a request's prompt costs. Prints
 // the rows its steps computed (padding included) and the median and the
-// fastest time.
-void prompt_sweep(model::GpuModel& m, const std::vector<int>& lens, int samples) {
+// fastest time. The GPU runs tokens for gpu::kSettleMs before the first
+// length and gpu::kWarmMs before each, so that its clocks are up (the
+// first length after loading otherwise took up to 3x longer on the H200).
+void prompt_sweep(const gpu::Context& ctx, model::GpuModel& m, const std::vector<int>& lens, int samples) {
   fmt::print("\nprompt sweep (passes of {} rows; median and fastest of {}, from position 0):\n",
              m.batch() > 1 ? passes_text(m) : "1", samples);
   fmt::print("  {:>7} {:>16} {:>10} {:>10} {:>12}\n", "tokens", "rows computed", "ms", "fastest", "tokens/s");
   const uint32_t n_vocab = m.config().n_vocab;
+  m.set_inputs(model::TokenId(13));
+  gpu::keep_busy(ctx, [&](gpu::Recorder& r) { m.record(r, std::nullopt, false); }, gpu::kSettleMs);
   for (const int n : lens) {
+    m.reset();
+    m.set_inputs(model::TokenId(13));
+    gpu::keep_busy(ctx, [&](gpu::Recorder& r) { m.record(r, std::nullopt, false); });
     std::vector<model::TokenId> p(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) p[size_t(i)] = model::TokenId((uint64_t(i) * 7919 + 13) % n_vocab);
     std::vector<double> ms;
@@ -151,7 +158,7 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   model::GpuModel m(ctx, gguf::GgufFile::open(path), mo);
   const double load_s = secs(clock::now() - t_load);
   const auto& c = m.config();
-  if (!sweep.empty()) prompt_sweep(m, sweep, a.samples);
+  if (!sweep.empty()) prompt_sweep(ctx, m, sweep, a.samples);
 
   // Prompt: fixed pseudo-random ids, in batches of `batch` tokens.
   std::vector<model::TokenId> prompt(a.n_prompt);
