@@ -15,6 +15,9 @@
 # `gemm` (the two bench gemm runs), `small` (smollm2-360m and llama-3.2-1b),
 # `big` (llama-3-8b) or `all`. A run is not started once LIMIT seconds
 # (default 540) have passed. Raw outputs go to $OUT as they are made.
+# CFGS (configurations separated by ';'), SW (prompt lengths), MODELS
+# ('preset type' pairs separated by ';', in place of small/big) and
+# SWEEP_SHAPES (the gemm sweep's shapes) override the defaults.
 # Usage: OUT=... PART=tests,gemm bench/h200_prompt.sh
 set -u
 PART=${PART:-all} LIMIT=${LIMIT:-540}
@@ -42,18 +45,21 @@ cp /tmp/o/gemm.txt "$OUT/"
 tail -32 /tmp/o/gemm.txt
 fi
 if want gemm && ! late "bench gemm --sweep"; then
-timeout 240 $B/blockq bench gemm --sweep --formats q4_0 --shapes 14336x4096 --m 32,128,512 --samples 5 \
+timeout 240 $B/blockq bench gemm --sweep --formats q4_0 --shapes ${SWEEP_SHAPES:-14336x4096} --m 32,128,512 --samples 5 \
   > /tmp/o/gemm-sweep.txt 2>&1
 cp /tmp/o/gemm-sweep.txt "$OUT/"
 grep -E "int8| d |\* " /tmp/o/gemm-sweep.txt | head -70
 fi
-SW=5,12,27,45,60,100,116,200,500,1000
+SW=${SW:-5,12,27,45,60,100,116,200,500,1000}
 models=()
 want small && models+=("smollm2-360m q8_0" "llama-3.2-1b q4_0")
 want big && models+=("llama-3-8b q4_0")
+[ -n "${MODELS:-}" ] && IFS=';' read -r -a models <<< "$MODELS"
+cfgs=("--min-batch 128" "" "--min-batch 8" "--f32-gemm" "--batch 512 --min-batch 8" "--min-batch 128")
+[ -n "${CFGS+x}" ] && IFS=';' read -r -a cfgs <<< "$CFGS"
 for m in "${models[@]}"; do
   set -- $m
-  for cfg in "--min-batch 128" "" "--min-batch 8" "--f32-gemm" "--batch 512 --min-batch 8" "--min-batch 128"; do
+  for cfg in "${cfgs[@]}"; do
     late "$1 [$cfg]" && continue
     t0=$SECONDS
     timeout 150 $B/blockq bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $cfg > /tmp/o/run.txt 2>&1
