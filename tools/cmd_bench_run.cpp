@@ -89,6 +89,38 @@ void check_sampler(model::GpuModel& m, const std::vector<model::TokenId>& prompt
   }
 }
 
+// Each prompt pass of B rows (B tokens from position 0) timed on the GPU
+// whole and by kernel family (each family's dispatches of the pass alone,
+// timestamp queries, median of `samples`): where a prompt's GPU time goes,
+// against the sweep's wall clock.
+void pass_families(const gpu::Context& ctx, model::GpuModel& m, int samples) {
+  if (m.batch() <= 1) return;
+  const int n_fam = int(model::KernelFamily::Sample);  // the sampler and the logits copy are left out
+  fmt::print("\nprompt passes by kernel family from position 0 (ms, median of {}):\n  {:>5} {:>9}", samples, "rows",
+             "whole");
+  for (int f = 0; f < n_fam; ++f) fmt::print(" {:>11}", model::family_name(model::KernelFamily(f)));
+  fmt::print("\n");
+  const uint32_t n_vocab = m.config().n_vocab;
+  bool gpu_ts = true;
+  for (const uint32_t rows : m.prompt_passes()) {
+    std::vector<model::TokenId> p(rows);
+    for (uint32_t i = 0; i < rows; ++i) p[i] = model::TokenId((uint64_t(i) * 7919 + 13) % n_vocab);
+    m.reset();
+    m.set_inputs(std::span<const model::TokenId>(p));
+    auto time = [&](std::optional<model::KernelFamily> only) {
+      const gpu::Timing t = gpu::time_passes(ctx, samples, [&](gpu::Recorder& r) { m.record(r, only, false); });
+      gpu_ts = gpu_ts && t.gpu_timestamps;
+      return t.median() * 1e-6;
+    };
+    gpu::keep_busy(ctx, [&](gpu::Recorder& r) { m.record(r, std::nullopt, false); });
+    fmt::print("  {:>5} {:>9.3f}", rows, time(std::nullopt));
+    for (int f = 0; f < n_fam; ++f) fmt::print(" {:>11.3f}", time(model::KernelFamily(f)));
+    fmt::print("\n");
+  }
+  if (!gpu_ts) fmt::print("  (wall clock per submit, an upper bound: the adapter has no timestamp queries)\n");
+  m.reset();
+}
+
 // Each prompt length of `lens` evaluated from position 0, `samples` times
 // after one warm-up (its passes' kernels compiled), wall clock from the
 // first submit to the mapped logits: what a request's prompt costs. Prints
@@ -129,6 +161,7 @@ void prompt_sweep(const gpu::Context& ctx, model::GpuModel& m, const std::vector
     fmt::print("  {:>7} {:>16} {:>10.2f} {:>10.2f} {:>12.1f}\n", n, rows, med, ms.front(), 1e3 * n / med);
   }
   m.reset();
+  pass_families(ctx, m, samples);
 }
 
 void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
