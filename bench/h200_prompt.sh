@@ -11,7 +11,7 @@
 # (128/64/32/16), passes down to 8, the default with --f32-gemm, batches of
 # 512 with passes down to 8, and one pass of 128 again (drift); one line per
 # run: tokens:rows:ms, then one of the GPU time of each pass, rows:whole:
-# qkv/ffn-gate-up/ffn-down ms. Expects the carried folders that bench/h200.sh does.
+# qkv/attention/ffn-gate-up/ffn-down ms. Expects the carried folders that bench/h200.sh does.
 # PART picks what runs, so each call fits the device's 10 minutes: `tests`,
 # `gemm` (the two bench gemm runs), `small` (smollm2-360m and llama-3.2-1b),
 # `big` (llama-3-8b) or `all`. A run is not started once LIMIT seconds
@@ -66,7 +66,7 @@ for m in "${models[@]}"; do
     timeout 150 $B/blockq bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $cfg > /tmp/o/run.txt 2>&1
     echo "== $1 $2 [$cfg] ($((SECONDS - t0)) s): $(grep -E '^(prompt |first tok)' /tmp/o/run.txt | tr -s ' ' | tr '\n' '|')"
     sed -n '/^prompt sweep/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s ", $1, $2, $3}'; echo
-    sed -n '/^prompt passes by kernel family/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s/%s/%s ", $1, $2, $4, $7, $8}'; echo
+    sed -n '/^prompt passes by kernel family/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s/%s/%s/%s ", $1, $2, $4, $6, $8, $9}'; echo
     cat /tmp/o/run.txt >> /tmp/o/all-runs.txt
     cp /tmp/o/all-runs.txt "$OUT/"
   done
