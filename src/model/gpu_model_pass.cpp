@@ -234,8 +234,10 @@ Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu
   a.hooks = hk;
   a.crossover = opt.crossover;
   a.tuned = opt.gemm_tuned;
-  // the int8 gemm where the token matvec of this weight takes int8 x
-  a.int8 = opt.gemm_int8 && mv_options(w).int8;
+  // int8 x where the token matvec of this weight takes it: in the matvec
+  // (m <= the crossover) and, unless --f32-gemm, in the gemm
+  a.mv_int8 = mv_options(w).int8.value_or(false);
+  a.int8 = opt.gemm_int8 && a.mv_int8;
   try {
     if (const uint64_t need = gemm::partial_bytes(*ctx, a)) {
       if (!gemm_part || gemm_part.size() < need) gemm_part = act(need / 4, "gemm.partials");

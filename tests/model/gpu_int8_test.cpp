@@ -4,7 +4,8 @@
 // against the same model with f32 activations, on the tiny synthetic llama in
 // Q8_0, Q4_0 and Q4_K: the logits of every prompt position and of a few
 // tokens after it agree within the quantization error of x, the greedy token
-// mostly agrees, and the dispatch count is unchanged.
+// mostly agrees, and the dispatch count is unchanged. Prompt passes with
+// int8 x, through the gemm and through the matvec, likewise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,13 +85,17 @@ INSTANTIATE_TEST_SUITE_P(Tiny, Int8Decode, ::testing::Values(Format::Q8_0, Forma
 // picks agree but for near ties.
 class Int8Gemm : public ::testing::TestWithParam<Format> {};
 
+gguf::GgufFile prompt_model(Format type) {
+  SynthOptions o;
+  o.type = type;
+  o.seed = 6;
+  return gguf::GgufFile::open(synth_file(fmt::format("int8gemm-{}", traits(type).name), o));
+}
+
 TEST_P(Int8Gemm, PromptAgreesWithF32Gemm) {
   gpu::Context& ctx = testing_support::test_context();
   if (!ctx.features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product on this instance";
-  SynthOptions o;
-  o.type = GetParam();
-  o.seed = 6;
-  const gguf::GgufFile f = gguf::GgufFile::open(synth_file(fmt::format("int8gemm-{}", traits(o.type).name), o));
+  const gguf::GgufFile f = prompt_model(GetParam());
   GpuModelOptions base{.n_ctx = 96, .batch = 16, .crossover = 4u};
   base.gemm_int8 = false;
   GpuModelOptions i8 = base;
@@ -131,11 +136,41 @@ TEST_P(Int8Gemm, PromptAgreesWithF32Gemm) {
   }
   EXPECT_GE(same, 4u) << "greedy tokens after the prompt";
   std::printf("[ %s ] prompt through the int8 gemm vs the f32 gemm: max rel diff %.3g, same greedy token %zu of 6\n",
-              traits(o.type).name.data(), worst, same);
+              traits(GetParam()).name.data(), worst, same);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Int8Gemm, ::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_K),
                          [](const auto& info) { return std::string(traits(info.param).name); });
+
+// Prompt batches of 16 at or below the crossover (32): every projection runs
+// the matvec over the pass's rows, with int8 x where the token matvec takes
+// it (here every projection) against f32 x: each step's logits within the
+// decode bound, and not the same bits.
+TEST_P(Int8Gemm, PromptMatvecTakesInt8) {
+  gpu::Context& ctx = testing_support::test_context();
+  if (!ctx.features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product on this instance";
+  const gguf::GgufFile f = prompt_model(GetParam());
+  GpuModelOptions base{.n_ctx = 96, .batch = 16, .crossover = 32u};
+  GpuModelOptions i8 = base;
+  i8.int8_min_elements = 0;  // the tiny model's weights are below 2^24 elements
+  GpuModel ref(ctx, f, base), q(ctx, f, i8);
+  ASSERT_EQ(q.prompt_gemm_count(), 0u);
+  std::vector<TokenId> ids = Tokenizer(from_gguf(f)).tokenize(kText, true);
+  double worst = 0;
+  for (size_t i = 0; i < ids.size(); i += 16) {
+    const auto chunk = std::span<const TokenId>(ids).subspan(i, std::min<size_t>(16, ids.size() - i));
+    const auto a = q.eval_step(chunk);
+    const std::vector<float> qa(a.begin(), a.end());
+    const auto b = ref.eval_step(chunk);
+    const std::vector<float> ra(b.begin(), b.end());
+    const double e = max_rel_err(qa, ra);
+    worst = std::max(worst, e);
+    EXPECT_LT(e, kLogitBound) << "step at " << i;
+    EXPECT_NE(qa, ra) << "int8 x should change the sums";
+  }
+  std::printf("[ %s ] prompt through the int8 matvec vs f32 x: max rel diff %.3g\n", traits(GetParam()).name.data(),
+              worst);
+}
 
 }  // namespace
 }  // namespace blockq::model

@@ -241,7 +241,8 @@ TEST(Gemm, MatmulRunsBothKernelsOnOneUpload) {
   EXPECT_FALSE(matmul(ctx, {&w5, nullptr, &xb, &yb, 64}).uses_gemm());
 }
 
-// crossover() times both kernels on one upload (a small shape, no cache).
+// crossover() times both kernels on one upload (a small shape, no cache), with
+// f32 and with int8 x.
 TEST(Gemm, CrossoverMeasuresOnOneUpload) {
   auto& ctx = test_context();
   setenv("BLOCKQ_WARM_MS", "1", 1);
@@ -251,9 +252,12 @@ TEST(Gemm, CrossoverMeasuresOnOneUpload) {
   o.samples = 1;
   o.use_cache = false;
   const uint32_t xo = crossover(ctx, kind_of(Format::Q4_0), o);
+  o.mv_int8 = o.gemm_int8 = true;  // int8 x on both sides (f32 where the adapter has no dot4)
+  const uint32_t xo8 = crossover(ctx, kind_of(Format::Q4_0), o);
   unsetenv("BLOCKQ_WARM_MS");
-  EXPECT_LE(xo, 32u);
-  std::printf("  crossover q4_0 64x64: m <= %u on matvec\n", xo);
+  EXPECT_LE(xo, 64u);
+  EXPECT_LE(xo8, 64u);
+  std::printf("  crossover q4_0 64x64: m <= %u on matvec (f32 x), %u (int8 x)\n", xo, xo8);
 }
 
 TEST(Gemm, PlanFollowsTheLimits) {

@@ -6,11 +6,14 @@
 // by rows, random data, poisoned outputs. Bounds: 1e-4 against the twin (the
 // integer sums are exact; the GPU may contract the f32 steps into FMAs),
 // 2e-2 against float64 (x quantized to 8 bits, as ggml's q8 activations).
-// matmul() takes the int8 gemm only where asked and where the format allows.
+// matmul() takes the int8 gemm, and below the crossover the int8 matvec, only
+// where asked and where the format allows.
 #include <gtest/gtest.h>
 
 #include "kernels/gemm/matmul.hpp"
 #include "kernels/gemm/test_case.hpp"
+#include "kernels/matvec/generator.hpp"
+#include "kernels/matvec/twin.hpp"
 #include "util/error.hpp"
 
 using namespace blockq;
@@ -60,7 +63,7 @@ TEST(GemmInt8Shapes, LargeTilesAndSplitWeights) {
     auto e = run_case({f, {}, 150, k, 130, big, 0, 256, true}, 800);
     EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << label(big);
     EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name;
-    e = run_case({f, hook("silu"), 300, k == 96 ? 64 : k, 40, {}, k == 96 ? 4096 : 16384, 1, true}, 801);
+    e = run_case({f, hook("silu"), 300, k == 96 ? 64 : k, 40, {}, k == 96 ? 4096u : 16384u, 1, true}, 801);
     EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " in chunks";
     EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " in chunks";
   }
@@ -223,6 +226,58 @@ TEST(GemmInt8Shapes, MatmulTakesItWhereAsked) {
     const TwinInputs in{&hw, nullptr, x, {}, m};
     EXPECT_LT(ts::max_rel_err(y, twin(mm.spec(), in)), kTwinBound);
   }
+}
+
+// matmul() at or below the crossover with mv_int8: the matvec with int8 x
+// where the format has matvec's int8 path (Q4_0 and Q6_K here; not F16),
+// its pre-quantized x in the shared xq where it has one (Q8_0 over k = 8192
+// at m = 1); against the matvec twin of the spec it ran and float64, at m =
+// 1, 5 and 24 (token chunks).
+TEST(GemmInt8Shapes, MatvecBelowTheCrossoverTakesInt8WhereAsked) {
+  auto& ctx = ts::test_context();
+  const struct {
+    Format f;
+    uint32_t k;
+  } cases[] = {{Format::Q4_0, 96}, {Format::Q6_K, 256}, {Format::F16, 96}, {Format::Q8_0, 8192}};
+  for (const auto [f, k] : cases)
+    for (const uint32_t m : {1u, 5u, 24u}) {
+      const uint32_t n = 37;
+      auto q = quantize(f, ts::random_normal(size_t{n} * k, 830 + m, 0.f, 0.5f));
+      const matvec::HostWeight hw{kind_of(f), n, k, q};
+      const matvec::Weights w = matvec::upload(ctx, hw, "mvi8.w");
+      std::vector<float> x = ts::random_normal(size_t{m} * k, 831 + m, 0.f, 1.f);
+      off_ties(x);
+      auto xb = ctx.storage<float>(x, "mvi8.x");
+      auto yb = ctx.create_buffer(size_t{m} * n * 4, gpu::kStorage, "mvi8.y");
+      MatmulArgs a;
+      a.mv_a = &w;
+      a.x = &xb;
+      a.y = &yb;
+      a.m = m;
+      a.crossover = 32;
+      EXPECT_FALSE(matmul(ctx, a).spec().features.dot4) << "int8 unasked";
+      a.mv_int8 = true;
+      const bool want = f != Format::F16 && has_dot4();
+      auto xq = ctx.create_buffer(std::max<uint64_t>(xq_bytes(ctx, a), 16), gpu::kStorage, "mvi8.xq");
+      a.xq = &xq;
+      const Matmul mm = matmul(ctx, a);
+      const std::string label = fmt::format("{} m={}", traits(f).name, m);
+      EXPECT_FALSE(mm.uses_gemm()) << label;
+      EXPECT_EQ(mm.spec().features.dot4, want) << label;
+      EXPECT_EQ(xq_bytes(ctx, a) > 0, want && matvec::x_prequantized(mm.spec())) << label;
+      const std::vector<float> poison(size_t{m} * n, std::nanf(""));
+      ctx.upload(yb, std::span<const float>(poison));
+      gpu::Recorder rec(ctx);
+      mm.record(rec);
+      rec.submit();
+      const auto y = ctx.download<float>(yb);
+      const matvec::TwinInputs in{&hw, nullptr, x};
+      const double vs_twin = ts::max_rel_err(y, matvec::twin(mm.spec(), in));
+      const double vs_ref = ts::max_rel_err(y, matvec::reference(mm.spec(), in));
+      std::printf("  matvec %-50s vs twin %.2e vs f64 %.2e\n", mm.spec().key().c_str(), vs_twin, vs_ref);
+      EXPECT_LT(vs_twin, kTwinBound) << label;
+      EXPECT_LT(vs_ref, want ? kRefBound : 1e-4) << label;
+    }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // One entry point for y = x·Wᵀ over m tokens (x [m, k] f32, W [n, k], y [m, n]
 // f32): the matvec kernel for m <= the adapter's crossover, the gemm above.
 // The crossover is measured per adapter (both kernels timed at m in {1, 2, 4,
-// 8, 16, 32} on a representative shape; the largest m where matvec is faster)
-// and cached with the tuner's results (tune.hpp).
+// 8, 16, 32, 64} on a representative shape; the largest m where matvec is
+// faster), with f32 or int8 activations on either side as the caller runs
+// them, and cached with the tuner's results (tune.hpp).
 //
 // The gemm family reads matvec's weight layout, so blockq_k_gemm links
 // blockq_k_matvec (CMakeLists.txt).
@@ -22,9 +23,12 @@ struct CrossoverOptions {
   uint32_t n = 4096, k = 4096;  // the representative shape
   int samples = 5;
   bool use_cache = true, force = false, verbose = false;
+  // The kernels compared take int8 x: the matvec (MatmulArgs::mv_int8) and
+  // the gemm (MatmulArgs::int8), each where the format and adapter allow.
+  bool mv_int8 = false, gemm_int8 = false;
 };
 
-// The largest m in {1, 2, 4, 8, 16, 32} where matvec beats the (default)
+// The largest m in {1, 2, 4, 8, 16, 32, 64} where matvec beats the (default)
 // gemm on (kind, n, k); 0 when the gemm is faster even at m = 1.
 uint32_t crossover(const gpu::Context& ctx, const WeightKind& kind, const CrossoverOptions& opt = {});
 
@@ -52,6 +56,11 @@ struct MatmulArgs {
   // xq, a scratch of at least int8_x_bytes(m, k) that matmuls recorded one
   // after another may share (null: the kernel allocates its own).
   bool int8 = false;
+  // The matvec (m <= the crossover) with int8 x (matvec::Options::int8),
+  // where the format has matvec's int8 path and the adapter packed dot4 (the
+  // token matvec's rule, matvec::int8_by_default, is the caller's to apply);
+  // its x, where pre-quantized, also goes into xq.
+  bool mv_int8 = false;
   const gpu::Buffer* xq = nullptr;
 };
 
@@ -74,7 +83,8 @@ Matmul matmul(const gpu::Context& ctx, const MatmulArgs& args);
 // Bytes of split-k partials the kernel matmul(ctx, args) picks needs (0 when
 // it is not split), so callers can size one shared scratch.
 uint64_t partial_bytes(const gpu::Context& ctx, const MatmulArgs& args);
-// Bytes of xq the kernel matmul(ctx, args) picks needs (0 unless the int8 gemm).
+// Bytes of xq the kernel matmul(ctx, args) picks needs (0 unless the int8
+// gemm or a matvec with x pre-quantized).
 uint64_t xq_bytes(const gpu::Context& ctx, const MatmulArgs& args);
 
 }  // namespace blockq::gemm
