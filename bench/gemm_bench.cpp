@@ -131,7 +131,9 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
 // "retune": bool, "fma_groups": int, "fma_iters": int, "crossover": bool,
 // "crossover_shape": [n, k], "progress": bool, "sweep": bool}.
 // Returns {"device", "fma_tflops", "dot4_tops", "timestamps", "rows": [..], "crossover": {..},
-// "matmul_check": {..}} (the last two with "crossover").
+// "crossover_int8": {..}, "matmul_check": {..}} (the last three with
+// "crossover"; crossover_int8: with int8 x in both kernels, where the adapter
+// has packed dot4 and the format an int8 path).
 nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
   nlohmann::json out;
   out["device"] = ctx.adapter().name();
@@ -236,6 +238,11 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
         const uint32_t xo = gemm::crossover(ctx, kind, co);
         out["crossover"][kind.name()] = xo;
         out["matmul_check"][kind.name()] = check_matmul(ctx, kind, co.n, co.k, xo);
+        if (ctx.features().packed_dot4 && (matvec::int8_supported(kind) || gemm::int8_reads(kind.format))) {
+          gemm::CrossoverOptions c8 = co;  // int8 x on both sides, as the model runs them
+          c8.mv_int8 = c8.gemm_int8 = true;
+          out["crossover_int8"][kind.name()] = gemm::crossover(ctx, kind, c8);
+        }
       } catch (const Error& e) {
         out["crossover"][kind.name()] = std::string("error: ") + e.what();
       }

@@ -136,7 +136,10 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     }
     if (res.contains("crossover"))
       for (auto& [kname, v] : res["crossover"].items())
-        fmt::print("crossover {}: matvec for m <= {}, gemm above; matmul check {}\n", kname, v.dump(),
+        fmt::print("crossover {}: matvec for m <= {}, gemm above{}; matmul check {}\n", kname, v.dump(),
+                   res.contains("crossover_int8") && res["crossover_int8"].contains(kname)
+                       ? fmt::format(" (with int8 x: m <= {})", res["crossover_int8"][kname].dump())
+                       : "",
                    res.contains("matmul_check") && res["matmul_check"].contains(kname) ? res["matmul_check"][kname].dump() : "-");
   });
 }
