@@ -13,7 +13,8 @@
 # run: tokens:rows:ms, then one of the GPU time of each pass, rows:whole:
 # qkv/attention/ffn-gate-up/ffn-down ms. Expects the carried folders that bench/h200.sh does.
 # PART picks what runs, so each call fits the device's 10 minutes: `tests`,
-# `gemm` (the two bench gemm runs), `small` (smollm2-360m and llama-3.2-1b),
+# `crossover` (the matvec/gemm crossovers with f32 and int8 x), `gemm` (the
+# two bench gemm runs), `small` (smollm2-360m and llama-3.2-1b),
 # `big` (llama-3-8b) or `all`. A run is not started once LIMIT seconds
 # (default 540) have passed. Raw outputs go to $OUT as they are made.
 # CFGS (configurations separated by ';'), SW (prompt lengths), MODELS
@@ -38,6 +39,11 @@ timeout 200 $B/test_k_gemm --gtest_filter='*Int8*' > /tmp/o/test_gemm.log 2>&1
 echo "test_k_gemm int8 exit $?: $(grep -E '^\[  (PASSED|FAILED)' /tmp/o/test_gemm.log | tr '\n' ' ')"
 timeout 120 $B/test_k_sample > /tmp/o/test_sample.log 2>&1
 echo "test_k_sample exit $?: $(grep -E '^\[  (PASSED|FAILED)' /tmp/o/test_sample.log | tr '\n' ' ')"
+fi
+if want crossover && ! late "crossover"; then
+timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 4096x4096 --m 64 --crossover > /tmp/o/crossover.txt 2>&1
+cp /tmp/o/crossover.txt "$OUT/"
+grep -E "^crossover" /tmp/o/crossover.txt
 fi
 if want gemm && ! late "bench gemm"; then
 timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
