@@ -60,6 +60,9 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
   cmd->add_option("--crossover", a.crossover,
                   "Prompt matmuls use the gemm above this m, matvec at or below (-1: measured once per adapter, cached)")
       ->capture_default_str();
+  cmd->add_flag("--crossover-per-weight", a.crossover_per_weight,
+                "Without --crossover: measure the crossover on each weight's own shape (once per adapter, cached), "
+                "not on 4096x4096 for all");
   cmd->add_option("--kv-type", a.kv_type, "KV cache element type: f16 (packed two per u32) or f32")->capture_default_str();
   cmd->add_flag("--int8-activations,!--f32-activations", a.int8_activations,
                 "Token matvecs of integer-format weights with >= 2^24 elements quantize x to int8 per block of 32 "

@@ -29,6 +29,7 @@ struct ModelLoadArgs {
   uint32_t batch = 0;          // prompt tokens per command buffer (0: auto)
   uint32_t min_batch = 16;     // the smallest prompt pass (batch, batch / 2, ... >= this)
   int crossover = -1;          // matvec/gemm switch for prompts (-1: measured)
+  bool crossover_per_weight = false;  // measured on each weight's shape, not 4096x4096
   std::string kv_type = "f16";
   bool int8_activations = true;  // false: --f32-activations
   bool encode_ahead = true;      // false: --no-encode-ahead

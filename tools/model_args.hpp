@@ -24,6 +24,7 @@ inline model::GpuModelOptions gpu_model_options(const ModelLoadArgs& a, uint32_t
   o.batch = a.batch;
   o.min_batch = a.min_batch;
   o.crossover = a.crossover >= 0 ? std::optional<uint32_t>(a.crossover) : std::nullopt;
+  o.crossover_per_weight = a.crossover_per_weight;
   o.kv_type = model::kv_type_from_name(a.kv_type);
   o.int8_activations = a.int8_activations;
   o.encode_ahead = a.encode_ahead;

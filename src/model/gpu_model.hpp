@@ -76,6 +76,9 @@ struct GpuModelOptions {
   // runs matvec, above it gemm. Unset: measured per adapter and weight
   // format (gemm::crossover, cached on disk).
   std::optional<uint32_t> crossover;
+  // Unset crossover: measured on each weight's own shape (once per adapter,
+  // format and shape, cached) instead of on 4096 x 4096 for every weight.
+  bool crossover_per_weight = false;
   bool gemm_tuned = false;  // gemm: the tuner's tiling (tuned once, cached), else the default
   // Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with int8 activations (the int8
   // gemm, gemm::plan_int8: x quantized per block of 32, dot4I8Packed), where

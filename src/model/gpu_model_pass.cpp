@@ -233,6 +233,7 @@ Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu
   a.m = m;
   a.hooks = hk;
   a.crossover = opt.crossover;
+  a.crossover_own_shape = opt.crossover_per_weight;
   a.tuned = opt.gemm_tuned;
   // int8 x where the token matvec of this weight takes it: in the matvec
   // (m <= the crossover) and, unless --f32-gemm, in the gemm

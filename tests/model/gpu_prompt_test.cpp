@@ -214,7 +214,7 @@ TEST(GpuPromptPasses, EveryPassMatchesCpuReference) {
   std::vector<float> gl;
   std::span<const float> cl;
   size_t at = 0;
-  for (const auto [n, rows] : {std::pair<size_t, uint32_t>{16, 16}, {5, 8}, {2, 2}, {3, 4}, {7, 8}}) {
+  for (const auto& [n, rows] : {std::pair<size_t, uint32_t>{16, 16}, {5, 8}, {2, 2}, {3, 4}, {7, 8}}) {
     const auto chunk = std::span<const TokenId>(prompt).subspan(at, n);
     const auto a = g.eval_step(chunk);
     EXPECT_EQ(g.last_step().rows, rows) << "the pass of a step of " << n << " tokens";

@@ -260,6 +260,46 @@ TEST(Gemm, CrossoverMeasuresOnOneUpload) {
   std::printf("  crossover q4_0 64x64: m <= %u on matvec (f32 x), %u (int8 x)\n", xo, xo8);
 }
 
+// matmul() with crossover_own_shape measures the crossover on the weight's
+// own n x k (cached under that shape's key, f32 and int8 x apart) and
+// follows it.
+TEST(Gemm, MatmulMeasuresTheCrossoverOnItsOwnShape) {
+  auto& ctx = test_context();
+  char dir[] = "/tmp/blockq_gemm_xo_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("BLOCKQ_CACHE_DIR", dir, 1);
+  setenv("BLOCKQ_WARM_MS", "1", 1);
+  const uint32_t n = 64, k = 96, m = 8;
+  const WeightKind kind = kind_of(Format::Q4_0);
+  const matvec::Weights w = matvec::upload(
+      ctx, matvec::HostWeight{kind, n, k, quantize(Format::Q4_0, ts::random_normal(size_t{n} * k, 77, 0.f, 0.5f))},
+      "xo.w");
+  auto xb = ctx.storage<float>(ts::random_normal(size_t{m} * k, 78, 0.f, 1.f), "xo.x");
+  auto yb = ctx.create_buffer(size_t{m} * n * 4, gpu::kStorage, "xo.y");
+  for (const bool i8 : {false, true}) {
+    MatmulArgs a{&w, nullptr, &xb, &yb, m};
+    a.crossover_own_shape = true;
+    a.mv_int8 = a.int8 = i8;
+    a.tuned = false;
+    const bool gemm = matmul(ctx, a).uses_gemm();
+    const bool dot4 = i8 && ctx.features().packed_dot4;
+    const std::string key = fmt::format("q4_0.n{}.k{}{}", n, k, dot4 ? ".mvi8.gi8" : "");
+    const auto cached = cache_get(ctx, "crossover", key);
+    ASSERT_TRUE(cached.has_value()) << key;
+    CrossoverOptions o;
+    o.n = n;
+    o.k = k;
+    o.mv_int8 = o.gemm_int8 = i8;
+    const uint32_t xo = crossover(ctx, kind, o);  // from the cache
+    EXPECT_EQ(gemm, m > xo) << key;
+    std::printf("  crossover %s: m <= %u on matvec; m = %u ran the %s\n", key.c_str(), xo, m, gemm ? "gemm" : "matvec");
+  }
+  EXPECT_FALSE(cache_get(ctx, "crossover", "q4_0.n4096.k4096").has_value()) << "the representative shape was not measured";
+  unsetenv("BLOCKQ_WARM_MS");
+  unsetenv("BLOCKQ_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Gemm, PlanFollowsTheLimits) {
   Limits low;  // WebGPU defaults
   for (uint32_t m : {8u, 100u, 4096u})

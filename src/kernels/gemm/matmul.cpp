@@ -83,6 +83,10 @@ uint32_t crossover_of(const gpu::Context& ctx, const MatmulArgs& a) {
   CrossoverOptions o;
   o.mv_int8 = a.mv_int8;
   o.gemm_int8 = a.int8;
+  if (a.crossover_own_shape) {
+    o.n = a.mv_a->n;
+    o.k = a.mv_a->k;
+  }
   return crossover(ctx, a.mv_a->kind, o);
 }
 

@@ -46,6 +46,9 @@ struct MatmulArgs {
   uint32_t m = 0;
   Hooks hooks;                       // Store, Acc or SiluGate
   std::optional<uint32_t> crossover;  // unset: crossover(ctx, kind) (cached)
+  // The measured crossover on this weight's own n x k, not the
+  // representative 4096 x 4096 (cached per shape).
+  bool crossover_own_shape = false;
   bool tuned = true;                  // gemm: the tuner's tiling (cached), else the default
   // A split-k gemm's or matvec's partials: a scratch of at least
   // partial_bytes(ctx, args), which matmuls recorded one after another may
