@@ -19,7 +19,8 @@
 # (default 540) have passed. Raw outputs go to $OUT as they are made.
 # CFGS (configurations separated by ';'), SW (prompt lengths), MODELS
 # ('preset type' pairs separated by ';', in place of small/big) and
-# SWEEP_SHAPES (the gemm sweep's shapes) override the defaults.
+# SWEEP_SHAPES, SWEEP_FORMATS, SWEEP_M and SWEEP_TIMEOUT (the gemm sweep's)
+# override the defaults; SWEEP_ONLY=1 skips the plain bench gemm run.
 # Usage: OUT=... PART=tests,gemm bench/h200_prompt.sh
 set -u
 PART=${PART:-all} LIMIT=${LIMIT:-540}
@@ -45,14 +46,15 @@ timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 4096x4096 --m
 cp /tmp/o/crossover.txt "$OUT/"
 grep -E "^crossover" /tmp/o/crossover.txt
 fi
-if want gemm && ! late "bench gemm"; then
+if want gemm && [ -z "${SWEEP_ONLY:-}" ] && ! late "bench gemm"; then
 timeout 150 $B/blockq bench gemm --formats q4_0,q8_0,q4_K --shapes 14336x4096,4096x14336,6144x4096 --m 16,32,64,128,512 \
   --crossover > /tmp/o/gemm.txt 2>&1
 cp /tmp/o/gemm.txt "$OUT/"
 tail -32 /tmp/o/gemm.txt
 fi
 if want gemm && ! late "bench gemm --sweep"; then
-timeout 240 $B/blockq bench gemm --sweep --formats q4_0 --shapes ${SWEEP_SHAPES:-14336x4096} --m 32,128,512 --samples 5 \
+timeout ${SWEEP_TIMEOUT:-240} $B/blockq bench gemm --sweep --formats ${SWEEP_FORMATS:-q4_0} --shapes ${SWEEP_SHAPES:-14336x4096} \
+  --m ${SWEEP_M:-32,128,512} --samples 5 \
   > /tmp/o/gemm-sweep.txt 2>&1
 cp /tmp/o/gemm-sweep.txt "$OUT/"
 grep -E "int8| d |\* " /tmp/o/gemm-sweep.txt | head -70
