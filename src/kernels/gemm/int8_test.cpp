@@ -232,7 +232,7 @@ TEST(GemmInt8Shapes, MatmulTakesItWhereAsked) {
 // where the format has matvec's int8 path (Q4_0 and Q6_K here; not F16),
 // its pre-quantized x in the shared xq where it has one (Q8_0 over k = 8192
 // at m = 1); against the matvec twin of the spec it ran and float64, at m =
-// 1, 5 and 24 (token chunks).
+// 1, 5, 24 and 64 (token chunks).
 TEST(GemmInt8Shapes, MatvecBelowTheCrossoverTakesInt8WhereAsked) {
   auto& ctx = ts::test_context();
   const struct {
@@ -240,7 +240,7 @@ TEST(GemmInt8Shapes, MatvecBelowTheCrossoverTakesInt8WhereAsked) {
     uint32_t k;
   } cases[] = {{Format::Q4_0, 96}, {Format::Q6_K, 256}, {Format::F16, 96}, {Format::Q8_0, 8192}};
   for (const auto [f, k] : cases)
-    for (const uint32_t m : {1u, 5u, 24u}) {
+    for (const uint32_t m : {1u, 5u, 24u, 64u}) {
       const uint32_t n = 37;
       auto q = quantize(f, ts::random_normal(size_t{n} * k, 830 + m, 0.f, 0.5f));
       const matvec::HostWeight hw{kind_of(f), n, k, q};
@@ -254,7 +254,7 @@ TEST(GemmInt8Shapes, MatvecBelowTheCrossoverTakesInt8WhereAsked) {
       a.x = &xb;
       a.y = &yb;
       a.m = m;
-      a.crossover = 32;
+      a.crossover = 64;
       EXPECT_FALSE(matmul(ctx, a).spec().features.dot4) << "int8 unasked";
       a.mv_int8 = true;
       const bool want = f != Format::F16 && has_dot4();
