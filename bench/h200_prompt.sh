@@ -20,7 +20,9 @@
 # CFGS (configurations separated by ';'), SW (prompt lengths), MODELS
 # ('preset type' pairs separated by ';', in place of small/big) and
 # SWEEP_SHAPES, SWEEP_FORMATS, SWEEP_M and SWEEP_TIMEOUT (the gemm sweep's)
-# override the defaults; SWEEP_ONLY=1 skips the plain bench gemm run.
+# override the defaults; SWEEP_ONLY=1 skips the plain bench gemm run. A
+# configuration "old:OPTIONS" runs .devrun/build/bin/blockq_old (an earlier
+# build, carried) with OPTIONS.
 # Usage: OUT=... PART=tests,gemm bench/h200_prompt.sh
 set -u
 PART=${PART:-all} LIMIT=${LIMIT:-540}
@@ -71,7 +73,9 @@ for m in "${models[@]}"; do
   for cfg in "${cfgs[@]}"; do
     late "$1 [$cfg]" && continue
     t0=$SECONDS
-    timeout 150 $B/blockq bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $cfg > /tmp/o/run.txt 2>&1
+    bin=$B/blockq c=$cfg
+    [[ $cfg == old:* ]] && { bin=$B/blockq_old c=${cfg#old:}; }
+    timeout 150 $bin bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $c > /tmp/o/run.txt 2>&1
     echo "== $1 $2 [$cfg] ($((SECONDS - t0)) s): $(grep -E '^(prompt |first tok)' /tmp/o/run.txt | tr -s ' ' | tr '\n' '|')"
     sed -n '/^prompt sweep/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s ", $1, $2, $3}'; echo
     sed -n '/^prompt passes by kernel family/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s/%s/%s/%s ", $1, $2, $4, $6, $8, $9}'; echo
