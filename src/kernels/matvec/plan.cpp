@@ -179,7 +179,14 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
     } else if (batched && n >= 4096 && !(long_rows && ui.unit > 32)) {
       const bool kquant = ui.unit >= 64;  // 4 lanes and 2 rows (see above)
       const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : kquant ? 4u : 8u, pow2_floor(upr), sg_tpr}));
-      const uint32_t rpl = opt.rpl.value_or(kquant ? 2 : 4), tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
+      // The SiLU gate sums two weights: half the rows a lane, so its sums
+      // and weight words take the registers one weight's do. With 4 rows
+      // (Store's batch shape) a prompt pass's gate-up took 2.4-5 times as
+      // long as two down projections of the same size on the H200
+      // (docs/perf/2026-12-05-session38-h200.md).
+      const uint32_t two = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;
+      const uint32_t rpl = opt.rpl.value_or((kquant ? 2 : 4) / two);
+      const uint32_t tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
       const uint32_t wg = opt.wg.value_or(std::max({std::min<uint32_t>(512, max_inv), tpr * (rope ? 2 : 1), sg_wg}));
       const uint64_t rpw = uint64_t{wg} / tpr * rpl;
       if ((n + rpw - 1) / rpw * ((m + tokens - 1) / tokens) >= 96) {

@@ -218,6 +218,12 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(d.tpr, 8u);
   EXPECT_EQ(d.rpl, 4u);
   EXPECT_EQ(d.tokens, 4u);
+  Hooks silu;  // two weights: half the rows a lane, the rest as Store's
+  silu.epilogue = Epilogue::SiluGate;
+  const KernelSpec ds = plan(lim, q4, 14336, 4096, 16, silu, o);
+  EXPECT_EQ(ds.tpr, 8u);
+  EXPECT_EQ(ds.rpl, 2u);
+  EXPECT_EQ(ds.tokens, 4u);
   WeightKind q41;  // Q4_1's batches over rows this short keep the staged plan
   q41.format = Format::Q4_1;                // (longer rows read x pre-quantized: xquant_test.cpp)
   const KernelSpec e = plan(lim, q41, 14336, 4096, 8, {}, o);
