@@ -180,10 +180,10 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
       const bool kquant = ui.unit >= 64;  // 4 lanes and 2 rows (see above)
       const uint32_t tpr = opt.tpr.value_or(std::min({long_rows ? 16u : kquant ? 4u : 8u, pow2_floor(upr), sg_tpr}));
       // The SiLU gate sums two weights: half the rows a lane, so its sums
-      // and weight words take the registers one weight's do. With 4 rows
-      // (Store's batch shape) a prompt pass's gate-up took 2.4-5 times as
-      // long as two down projections of the same size on the H200
-      // (docs/perf/2026-12-05-session38-h200.md).
+      // and weight words take the registers one weight's do. H200, 16
+      // tokens (docs/perf/2026-12-05-session38-h200.md): q4_0 14336 x 4096
+      // 338 -> 113 us, 8192 x 2048 224 -> 33 (the best of 1, 2 and 4 rows
+      // with 2 and 4 tokens); llama-3-8b's 27-token prompt 29.1 -> 14.7 ms.
       const uint32_t two = hooks.epilogue == Epilogue::SiluGate ? 2 : 1;
       const uint32_t rpl = opt.rpl.value_or((kquant ? 2 : 4) / two);
       const uint32_t tokens = std::min(opt.tokens.value_or(long_rows ? 2 : 4), m);
