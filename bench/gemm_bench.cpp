@@ -61,21 +61,22 @@ nlohmann::json check_matmul(const gpu::Context& ctx, const WeightKind& kind, uin
 // Times the default tiling and every candidate of m's class on one case:
 // [{"tiling", "label", "default", "us", "tflops", "of_fma"} or {.., "error"}],
 // the default first; then, for the int8 gemm's formats where the instance has packed
-// dot4, the int8 gemm's tilings (labels "int8 ...", its quantize dispatch
-// included).
+// dot4, the int8 gemm's default (plan_int8 without a tiling, split-k
+// included) and its other tilings (labels "int8 ...", its quantize dispatch
+// included). f32 / int8: which of the two lists run.
 template <typename Time>
 nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m, double flops,
-                     double peak, Time& time, bool progress) {
+                     double peak, Time& time, bool progress, bool f32, bool int8) {
   const auto lim = gemm::limits_of(ctx);
-  const auto def = *gemm::default_for(lim, n, k, m, {});
-  std::vector<gemm::Tiling> all{def};
-  for (const auto& t : gemm::candidates(lim, kind, {}, gemm::m_class(m)))
-    if (!(t == def)) all.push_back(t);
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& t : all) {
-    nlohmann::json c{{"tiling", gemm::label(t)}, {"default", t == def}};
+  auto one = [&](const std::string& prefix, bool is_default, auto make_spec) {
+    nlohmann::json c{{"tiling", prefix}, {"default", is_default}};
     try {
-      const double ns = time(gemm::plan(ctx, kind, n, k, m, {}, t));
+      const KernelSpec s = make_spec();
+      c["tiling"] = prefix + gemm::label({s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant, s.splits});
+      for (const auto& o : out)  // a candidate the fitting turned into one already timed
+        if (o["tiling"] == c["tiling"]) return;
+      const double ns = time(s);
       c["us"] = ns / 1e3;
       c["tflops"] = flops / ns / 1e3;
       c["of_fma"] = flops / ns / 1e3 / peak;
@@ -84,10 +85,15 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
     }
     if (progress) fmt::print(stderr, "    {}\n", c.dump());
     out.push_back(c);
+  };
+  if (f32) {
+    const auto def = *gemm::default_for(lim, n, k, m, {});
+    one("", true, [&] { return gemm::plan(ctx, kind, n, k, m, {}, def); });
+    for (const auto& t : gemm::candidates(lim, kind, {}, gemm::m_class(m)))
+      one("", false, [&] { return gemm::plan(ctx, kind, n, k, m, {}, t); });
   }
-  if (!gemm::int8_reads(kind.format) || !ctx.features().packed_dot4) return out;
-  const gemm::Tiling i8def = gemm::default_tiling_int8(gemm::m_class(m));
-  std::vector<gemm::Tiling> i8{i8def};
+  if (!int8 || !gemm::int8_reads(kind.format) || !ctx.features().packed_dot4) return out;
+  one("int8 ", true, [&] { return gemm::plan_int8(lim, kind, n, k, m); });
   for (const gemm::Tiling& t : {gemm::Tiling{32, 64, 4, 4, 32}, gemm::Tiling{64, 64, 4, 4, 32},
                                 gemm::Tiling{64, 128, 4, 8, 32}, gemm::Tiling{128, 64, 8, 4, 32},
                                 gemm::Tiling{128, 128, 8, 8, 32}, gemm::Tiling{64, 64, 8, 8, 32},
@@ -99,29 +105,19 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
                                 gemm::Tiling{32, 64, 4, 4, 64, gemm::kClassic, 4},
                                 gemm::Tiling{64, 64, 4, 4, 64, gemm::kClassic, 2},
                                 gemm::Tiling{128, 128, 8, 8, 64, gemm::kClassic, 2},
+                                gemm::default_tiling_int8(gemm::m_class(m)),
                                 gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined},
                                 gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined},
                                 gemm::Tiling{64, 128, 4, 8, 64, gemm::kPipelined},
                                 gemm::Tiling{128, 128, 8, 8, 32, gemm::kPipelined},
                                 gemm::Tiling{128, 128, 8, 8, 64, gemm::kPipelined},
                                 gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined, 4},
-                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kPipelined, 2}})
-    if (!(t == i8def)) i8.push_back(t);
-  for (const auto& t : i8) {
-    nlohmann::json c{{"tiling", "int8 " + gemm::label(t)}, {"default", false}};
-    try {
-      const KernelSpec s = gemm::plan_int8(lim, kind, n, k, m, {}, t);
-      c["tiling"] = "int8 " + gemm::label({s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant, s.splits});
-      const double ns = time(s);
-      c["us"] = ns / 1e3;
-      c["tflops"] = flops / ns / 1e3;
-      c["of_fma"] = flops / ns / 1e3 / peak;
-    } catch (const Error& e) {
-      c["error"] = e.what();
-    }
-    if (progress) fmt::print(stderr, "    {}\n", c.dump());
-    out.push_back(c);
-  }
+                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kPipelined, 2},
+                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined, 2},
+                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined, 4},
+                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined, 8},
+                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined, 8}})
+    one("int8 ", false, [&] { return gemm::plan_int8(lim, kind, n, k, m, {}, t); });
   return out;
 }
 
@@ -129,7 +125,8 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
 
 // opts: {"formats": [..], "shapes": [[n, k], ..], "ms": [..], "samples": int,
 // "retune": bool, "fma_groups": int, "fma_iters": int, "crossover": bool,
-// "crossover_shape": [n, k], "progress": bool, "sweep": bool}.
+// "crossover_shape": [n, k], "progress": bool, "sweep": bool, "sweep_kinds":
+// "f32,int8" (the sweep's lists: either or both)}.
 // Returns {"device", "fma_tflops", "dot4_tops", "timestamps", "rows": [..], "crossover": {..},
 // "crossover_int8": {..}, "matmul_check": {..}} (the last three with
 // "crossover"; crossover_int8: with int8 x in both kernels, where the adapter
@@ -182,7 +179,9 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
           const double flops = 2.0 * m * n * k;
           const KernelSpec def = gemm::plan(ctx, kind, n, k, m);
           if (opts.value("sweep", false)) {
-            row["candidates"] = sweep(ctx, kind, n, k, m, flops, peak.tflops, time, progress);
+            const std::string kinds = opts.value("sweep_kinds", std::string("f32,int8"));
+            row["candidates"] = sweep(ctx, kind, n, k, m, flops, peak.tflops, time, progress,
+                                      kinds.find("f32") != std::string::npos, kinds.find("int8") != std::string::npos);
             if (progress) fmt::print(stderr, "  {} {}x{} m={}: {} candidates\n", kind.name(), n, k, m, row["candidates"].size());
             out["rows"].push_back(row);
             continue;

@@ -19,10 +19,10 @@
 # (default 540) have passed. Raw outputs go to $OUT as they are made.
 # CFGS (configurations separated by ';'), SW (prompt lengths), MODELS
 # ('preset type' pairs separated by ';', in place of small/big) and
-# SWEEP_SHAPES, SWEEP_FORMATS, SWEEP_M and SWEEP_TIMEOUT (the gemm sweep's)
+# SWEEP_SHAPES, SWEEP_FORMATS, SWEEP_M, SWEEP_KINDS and SWEEP_TIMEOUT (the gemm sweep's)
 # override the defaults; SWEEP_ONLY=1 skips the plain bench gemm run. A
 # configuration "old:OPTIONS" runs .devrun/build/bin/blockq_old (an earlier
-# build, carried) with OPTIONS.
+# build, carried) with OPTIONS and its own tuning cache.
 # Usage: OUT=... PART=tests,gemm bench/h200_prompt.sh
 set -u
 PART=${PART:-all} LIMIT=${LIMIT:-540}
@@ -56,7 +56,7 @@ tail -32 /tmp/o/gemm.txt
 fi
 if want gemm && ! late "bench gemm --sweep"; then
 timeout ${SWEEP_TIMEOUT:-240} $B/blockq bench gemm --sweep --formats ${SWEEP_FORMATS:-q4_0} --shapes ${SWEEP_SHAPES:-14336x4096} \
-  --m ${SWEEP_M:-32,128,512} --samples 5 \
+  --m ${SWEEP_M:-32,128,512} --sweep-kinds ${SWEEP_KINDS:-f32,int8} --samples 5 \
   > /tmp/o/gemm-sweep.txt 2>&1
 cp /tmp/o/gemm-sweep.txt "$OUT/"
 grep -E "int8| d |\* " /tmp/o/gemm-sweep.txt | head -70
@@ -73,9 +73,9 @@ for m in "${models[@]}"; do
   for cfg in "${cfgs[@]}"; do
     late "$1 [$cfg]" && continue
     t0=$SECONDS
-    bin=$B/blockq c=$cfg
-    [[ $cfg == old:* ]] && { bin=$B/blockq_old c=${cfg#old:}; }
-    timeout 150 $bin bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $c > /tmp/o/run.txt 2>&1
+    bin=$B/blockq c=$cfg cache=${BLOCKQ_CACHE_DIR:-$HOME/.cache/blockq}
+    [[ $cfg == old:* ]] && { bin=$B/blockq_old c=${cfg#old:} cache=/tmp/o/cache-old; }
+    BLOCKQ_CACHE_DIR=$cache timeout 150 $bin bench run --preset $1 --type $2 -p 27 -n 16 --samples 3 --prompt-sweep $SW $c > /tmp/o/run.txt 2>&1
     echo "== $1 $2 [$cfg] ($((SECONDS - t0)) s): $(grep -E '^(prompt |first tok)' /tmp/o/run.txt | tr -s ' ' | tr '\n' '|')"
     sed -n '/^prompt sweep/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s ", $1, $2, $3}'; echo
     sed -n '/^prompt passes by kernel family/,/^model/p' /tmp/o/run.txt | grep -E '^ +[0-9]' | awk '{printf "%s:%s:%s/%s/%s/%s ", $1, $2, $4, $6, $8, $9}'; echo

@@ -64,6 +64,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     std::string shapes = "4096x14336,14336x4096";
     std::string ms = "64,512,2048";
     std::string crossover_shape = "4096x4096";
+    std::string sweep_kinds = "f32,int8";
     int samples = 10;
     bool json = false, quick = false, retune = false, crossover = false, sweep = false;
   };
@@ -77,6 +78,8 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
   cmd->add_option("--crossover-shape", o.crossover_shape, "NxK the crossover is measured on");
   cmd->add_flag("--sweep", o.sweep,
                 "Time every candidate tiling of the tuner per case (no tuning) and print them with the FMA rate");
+  cmd->add_option("--sweep-kinds", o.sweep_kinds, "The sweep's gemms: f32, int8 or f32,int8")
+      ->check(CLI::IsMember({"f32", "int8", "f32,int8", "int8,f32"}));
   cmd->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
   cmd->add_flag("--json", o.json, "Print JSON");
   cmd->callback([&g] {
@@ -99,6 +102,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     opts["fma_iters"] = o.quick ? 64 : 1024;
     opts["progress"] = !o.json;
     opts["sweep"] = o.sweep;
+    opts["sweep_kinds"] = o.sweep_kinds;
     auto res = bench::bench_gemm(ctx, opts);
     if (o.json) {
       fmt::print("{}\n", res.dump(1));

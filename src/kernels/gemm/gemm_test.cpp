@@ -262,7 +262,8 @@ TEST(Gemm, CrossoverMeasuresOnOneUpload) {
 
 // matmul() with crossover_own_shape measures the crossover on the weight's
 // own n x k (cached under that shape's key, f32 and int8 x apart) and
-// follows it.
+// follows it; so does a matmul whose gemm takes int8 x and matvec f32 x,
+// unasked.
 TEST(Gemm, MatmulMeasuresTheCrossoverOnItsOwnShape) {
   auto& ctx = test_context();
   char dir[] = "/tmp/blockq_gemm_xo_XXXXXX";
@@ -276,20 +277,27 @@ TEST(Gemm, MatmulMeasuresTheCrossoverOnItsOwnShape) {
       "xo.w");
   auto xb = ctx.storage<float>(ts::random_normal(size_t{m} * k, 78, 0.f, 1.f), "xo.x");
   auto yb = ctx.create_buffer(size_t{m} * n * 4, gpu::kStorage, "xo.y");
-  for (const bool i8 : {false, true}) {
+  const bool dot4 = ctx.features().packed_dot4;
+  struct Run {
+    bool mv8, g8, own;
+  };
+  for (const Run r : {Run{false, false, true}, Run{true, true, true}, Run{false, true, false}}) {
+    if (!r.own && !dot4) continue;  // both sides f32: the representative shape
     MatmulArgs a{&w, nullptr, &xb, &yb, m};
-    a.crossover_own_shape = true;
-    a.mv_int8 = a.int8 = i8;
+    a.crossover_own_shape = r.own;
+    a.mv_int8 = r.mv8;
+    a.int8 = r.g8;
     a.tuned = false;
     const bool gemm = matmul(ctx, a).uses_gemm();
-    const bool dot4 = i8 && ctx.features().packed_dot4;
-    const std::string key = fmt::format("q4_0.n{}.k{}{}", n, k, dot4 ? ".mvi8.gi8" : "");
+    const std::string key =
+        fmt::format("q4_0.n{}.k{}{}{}", n, k, r.mv8 && dot4 ? ".mvi8" : "", r.g8 && dot4 ? ".gi8" : "");
     const auto cached = cache_get(ctx, "crossover", key);
     ASSERT_TRUE(cached.has_value()) << key;
     CrossoverOptions o;
     o.n = n;
     o.k = k;
-    o.mv_int8 = o.gemm_int8 = i8;
+    o.mv_int8 = r.mv8;
+    o.gemm_int8 = r.g8;
     const uint32_t xo = crossover(ctx, kind, o);  // from the cache
     EXPECT_EQ(gemm, m > xo) << key;
     std::printf("  crossover %s: m <= %u on matvec; m = %u ran the %s\n", key.c_str(), xo, m, gemm ? "gemm" : "matvec");
@@ -326,7 +334,17 @@ TEST(Gemm, PlanFollowsTheLimits) {
   EXPECT_EQ(s512.tile, 8u);
   EXPECT_EQ(s512.splits, 2u);
   EXPECT_EQ(plan(big, kind_of(Format::Q8_0), 4096, 14336, 2048, {}).splits, 1u);  // 512 tiles
-  EXPECT_EQ(plan(big, kind_of(Format::Q8_0), 4096, 14336, 100, {}).splits, 1u);   // m <= 128
+  // m of 33 to 128: the 64x64 pipelined tiles split k where the classic 64x64
+  // tiles are few (4096 rows: 128 tiles, 4 slices; 14336: 448, 2), else
+  // the classic tiles whole (32768 rows: 1024 tiles)
+  const KernelSpec s100 = plan(big, kind_of(Format::Q8_0), 4096, 14336, 100, {});
+  EXPECT_EQ(s100.variant, kPipelined);
+  EXPECT_EQ(s100.tile_m * 1000 + s100.tile_n, 64064u);
+  EXPECT_EQ(s100.splits, 4u);
+  EXPECT_EQ(plan(big, kind_of(Format::Q8_0), 14336, 4096, 100, hook("silu")).splits, 2u);
+  const KernelSpec wide = plan(big, kind_of(Format::Q8_0), 32768, 4096, 100, {});
+  EXPECT_EQ(wide.variant, kClassic);
+  EXPECT_EQ(wide.splits, 1u);
   big.max_binding = 1ull << 20;
   EXPECT_EQ(plan(big, kind_of(Format::Q8_0), 4096, 14336, 512, {}).splits, 1u);   // 16 MB of partials
   EXPECT_EQ(label(Tiling{128, 128, 8, 8, 16, kPipelinedPaired, 2}), "128x128 r8x8 tk16 pipe-pair sk2");

@@ -59,12 +59,24 @@ uint32_t m_class(uint32_t m);
 
 // The default tiling of an m class, before fitting to the limits.
 Tiling default_tiling(uint32_t mclass);
-// Output tiles below which the default of m > 128 splits k in two.
+// Output tiles below which a default tiling splits k.
 inline constexpr uint64_t kSplitBelowTiles = 512;
+// The fewest k elements a default split-k slice sums: the int8 gemm's, and
+// the f32 gemm's (its steps are shorter; on the H100, 960 x 960 at m = 128
+// took 36 us in 4 slices of 240 and 38 us in 2, int8 30 us in 2 and 36 in 4).
+inline constexpr uint32_t kMinSliceK = 256, kMinSliceKF32 = 128;
+// The slices of a default split-k for a grid of `tiles` output tiles and k
+// in `steps` steps of tile_k elements: 1, doubled while tiles x slices stays
+// below kSplitBelowTiles, each slice keeps min_k elements (and a step), and
+// the slices stay at most `most`. The same on every adapter: the adapter does
+// not report its compute units, and on a small GPU a few more workgroups than
+// it holds at once cost only the partials' sum.
+uint32_t default_splits(uint64_t tiles, uint32_t steps, uint32_t tile_k, uint32_t most, uint32_t min_k);
 // The default for one problem: default_tiling(m_class(m)) fitted to the
-// limits, with k split in two when m > 128, the output has fewer than
-// kSplitBelowTiles tiles, and the partials fit one binding. nullopt when
-// nothing fits.
+// limits, with k split (default_splits, kMinSliceKF32) where the partials fit
+// one binding: for m of 33 to 128, the 64x64 pipelined tiles in up to 8
+// slices when that splits; for m > 128, in up to 2. nullopt when nothing
+// fits.
 std::optional<Tiling> default_for(const Limits& lim, uint32_t n, uint32_t k, uint32_t m, const Hooks& hooks);
 // Candidate tilings the autotuner times (all fitted to the limits, deduplicated).
 std::vector<Tiling> candidates(const Limits& lim, const WeightKind& kind, const Hooks& hooks, uint32_t mclass);
@@ -91,19 +103,21 @@ std::string pipeline_key(const KernelSpec& s);
 // Workgroups for `rows` rows of a chunk and m tokens (x: n tiles, y: m tiles).
 gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);
 
-// The int8 gemm (features.dot4, gemm_i8.wgsl; int8.cpp): x quantized per
-// block of 32 by matvec's xquant kernel (ggml's q8 activations), products
-// summed exactly by dot4I8Packed, per output and block in k order
+// The int8 gemm (features.dot4, gemm_i8.wgsl and gemm_i8_pipe.wgsl;
+// int8.cpp): x quantized per block of 32 by matvec's xquant kernel (ggml's
+// q8 activations), products summed exactly by dot4I8Packed, per output and
+// block in k order
 //   acc = acc + (dw * dx) * f32(sum of qw * qx - OFF * sum of qx)
 // (OFF 8 for Q4_0, else 0), then for Q4_1 and Q4_K acc = acc + (mw * dx) *
-// f32(sum of qx) (their min). Classic kernel (stage, barrier, compute),
-// one block a step, register blocks RM x RN of multiples of 4, no split-k.
-// Opt-in (MatmulArgs::int8) where the instance has packed dot4: its speed
-// against the f32 gemm has not been measured on a GPU yet.
+// f32(sum of qx) (their min). Classic or pipelined kernel, steps of 1 to 4
+// blocks, register blocks RM x RN of multiples of 4, split-k. Where the
+// instance has packed dot4, MatmulArgs::int8 asks for it.
 bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q4_K
 Tiling default_tiling_int8(uint32_t mclass);
-// Throws blockq::Error on another format, k not a multiple of 32, an
-// unsupported hook or a tiling that does not fit.
+// Without a tiling: default_tiling_int8(m_class(m)) fitted to the limits,
+// k split by default_splits (at most kMaxSplits) where the partials fit one
+// binding. Throws blockq::Error on another format, k not a multiple of 32,
+// an unsupported hook or a tiling that does not fit.
 KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                      const Hooks& hooks = {}, std::optional<Tiling> tiling = {});
 // The QuantX spec (kernels/matvec/xquant.hpp) that fills the int8 gemm's xq

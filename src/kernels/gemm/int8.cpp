@@ -307,6 +307,10 @@ KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint
            lim.invocations, lim.shared);
   Tiling one = *t;
   while ((k / 32) % (one.tile_k / 32)) one.tile_k /= 2;  // whole steps of blocks
+  if (!tiling) {  // split-k for a grid of few tiles
+    const uint64_t tiles = (uint64_t{m} + one.tile_m - 1) / one.tile_m * ((uint64_t{n} + one.tile_n - 1) / one.tile_n);
+    one.splits = default_splits(tiles, k / one.tile_k, one.tile_k, kMaxSplits, kMinSliceK);
+  }
   // split-k's partials must fit one binding at this m; else it runs unsplit
   if (one.splits > 1 && split_sum::partial_bytes(one.splits, hooks, m, n) > lim.max_binding) one.splits = 1;
   KernelSpec s = detail::spec_of(lim, kind, n, k, hooks, one);

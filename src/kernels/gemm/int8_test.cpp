@@ -2,7 +2,8 @@
 // Q8_0, Q4_0, Q4_1 and Q4_K x every hook x m in {1, 7, 64, 100} x ragged n
 // {37, 70}, k of one and two blocks (Q4_K: super-blocks), the tilings of
 // each m class (4x4 and 8x8 register blocks), steps of 1, 2 and 4 blocks,
-// split-k, the pipelined kernel, a weight split across bindings
+// split-k (forced, and the default's for grids of few tiles), the
+// pipelined kernel, a weight split across bindings
 // by rows, random data, poisoned outputs. Bounds: 1e-4 against the twin (the
 // integer sums are exact; the GPU may contract the f32 steps into FMAs),
 // 2e-2 against float64 (x quantized to 8 bits, as ggml's q8 activations).
@@ -117,6 +118,42 @@ TEST(GemmInt8Shapes, SplitK) {
         EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " sk" << splits << " " << h;
         EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " sk" << splits << " " << h;
       }
+}
+
+// Without a tiling, grids of few tiles split k (default_splits): slices
+// double while the grid has fewer than kSplitBelowTiles workgroups and each
+// slice keeps kMinSliceK elements; the partials must fit a binding. The
+// default's split runs against the twin (8 slices of 256 elements, every
+// hook).
+TEST(GemmInt8Shapes, DefaultSplitsGridsOfFewTiles) {
+  Limits lim;  // 64x64 tiles of two blocks a step fit
+  lim.invocations = 256;
+  lim.shared = 32768;
+  lim.max_binding = 4ull << 30;
+  const WeightKind q4 = kind_of(Format::Q4_0);
+  EXPECT_EQ(plan_int8(lim, q4, 4096, 14336, 128).splits, 4u);   // 128 tiles: 512 workgroups
+  EXPECT_EQ(plan_int8(lim, q4, 14336, 4096, 128).splits, 2u);   // 448 tiles
+  EXPECT_EQ(plan_int8(lim, q4, 2048, 8192, 128).splits, 8u);    // 64 tiles
+  EXPECT_EQ(plan_int8(lim, q4, 64, 512, 8).splits, 2u);         // one tile, 2 slices of 256
+  EXPECT_EQ(plan_int8(lim, q4, 64, 256, 8).splits, 1u);         // k of one slice
+  EXPECT_EQ(plan_int8(lim, q4, 4096, 14336, 2048).splits, 1u);  // 512 tiles of 128x128
+  EXPECT_EQ(plan_int8(lim, q4, 4096, 14336, 128, {}, default_tiling_int8(1)).splits, 1u);  // a tiling as given
+  Limits small = lim;
+  small.max_binding = 4 * 128 * 4096 * 3;  // 3 slices' partials: none
+  EXPECT_EQ(plan_int8(small, q4, 4096, 14336, 128).splits, 1u);
+  EXPECT_EQ(default_splits(100, 64, 64, 2, kMinSliceK), 2u);    // capped by `most`
+  EXPECT_EQ(default_splits(100, 1, 4096, 16, kMinSliceK), 1u);  // one step: no slices
+  if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
+  const Limits dev = limits_of(ts::test_context());
+  uint32_t seed = 880;
+  for (const Format f : {Format::Q4_0, Format::Q4_K})
+    for (const char* h : {"store", "acc", "silu"}) {
+      const KernelSpec s = plan_int8(dev, kind_of(f), 70, 2048, 45, hook(h));
+      EXPECT_EQ(s.splits, 8u) << traits(f).name << " " << h;
+      const auto e = run_case({f, hook(h), 70, 2048, 45, std::nullopt, 0, 256, true}, seed++);
+      EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << h;
+      EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name << " " << h;
+    }
 }
 
 // The pipelined kernel (two buffers, one barrier a step, interleaved

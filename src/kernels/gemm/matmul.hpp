@@ -47,7 +47,8 @@ struct MatmulArgs {
   Hooks hooks;                       // Store, Acc or SiluGate
   std::optional<uint32_t> crossover;  // unset: crossover(ctx, kind) (cached)
   // The measured crossover on this weight's own n x k, not the
-  // representative 4096 x 4096 (cached per shape).
+  // representative 4096 x 4096 (cached per shape). Also taken, unasked,
+  // where the gemm takes int8 x and the matvec f32 x.
   bool crossover_own_shape = false;
   bool tuned = true;                  // gemm: the tuner's tiling (cached), else the default
   // A split-k gemm's or matvec's partials: a scratch of at least
