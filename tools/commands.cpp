@@ -50,7 +50,8 @@ int exit_code() { return g_exit_code; }
 
 void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
   cmd->add_option("--batch", a.batch,
-                  "Prompt tokens per command buffer (1..512; 1: token by token; 0: auto, 128 on a GPU, 1 on a CPU adapter)")
+                  "Prompt tokens per command buffer (1..512; 1: token by token; 0: auto, 512 on a GPU (at most the "
+                  "context), 1 on a CPU adapter)")
       ->capture_default_str();
   cmd->add_option("--min-batch", a.min_batch,
                   "The smallest prompt pass: passes of batch, batch/2, ... rows down to this are prepared, and each "
@@ -69,9 +70,9 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                 "and sum with dot4I8Packed (the default, where the adapter has packed dot4); --f32-activations: "
                 "f32 x everywhere");
   cmd->add_flag("--int8-gemm,!--f32-gemm", a.int8_gemm,
-                "Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with >= 2^24 elements quantize x to int8 per "
-                "block of 32 and sum with dot4I8Packed (the default, where the adapter has packed dot4 and int8 "
-                "activations are on); --f32-gemm: the f32 gemm");
+                "Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights of any size quantize x to int8 per block of 32 "
+                "and sum with dot4I8Packed (the default, where the adapter has packed dot4 and int8 activations are "
+                "on); --f32-gemm: the f32 gemm");
   cmd->add_flag("!--no-encode-ahead", a.encode_ahead,
                 "Encode each token's command buffer after its id is known, not while the GPU runs the token before "
                 "(for comparison)");

@@ -27,7 +27,7 @@ CLI::App& bench_group(CLI::App& app);
 // How the GPU model is loaded, shared by `run` and `bench run`.
 struct ModelLoadArgs {
   uint32_t batch = 0;          // prompt tokens per command buffer (0: auto)
-  uint32_t min_batch = 16;     // the smallest prompt pass (batch, batch / 2, ... >= this)
+  uint32_t min_batch = 8;      // the smallest prompt pass (batch, batch / 2, ... >= this)
   int crossover = -1;          // matvec/gemm switch for prompts (-1: measured)
   bool crossover_per_weight = false;  // measured on each weight's shape, not 4096x4096
   std::string kv_type = "f16";

@@ -211,11 +211,18 @@ GpuModel::GpuModel(const gpu::Context& ctx, gguf::GgufFile file, GpuModelOptions
     : impl_(std::make_unique<Impl>(std::move(file))) {
   impl_->ctx = &ctx;
   impl_->opt = opt;
+  impl_->load();  // sets n_ctx
   impl_->batch = opt.batch ? std::clamp<uint32_t>(opt.batch, 1, kMaxBatch)
-                           : ctx.adapter().type == WGPUAdapterType_CPU ? 1 : 128;
-  impl_->load();
+                           : auto_prompt_batch(ctx.adapter().type == WGPUAdapterType_CPU, impl_->n_ctx);
   impl_->prepare();
   ctx.check("loading " + impl_->file.name());
+}
+
+uint32_t auto_prompt_batch(bool cpu_adapter, uint32_t n_ctx) {
+  if (cpu_adapter) return 1;
+  uint32_t b = kMaxBatch;
+  while (b > n_ctx && b > 1) b /= 2;
+  return b;
 }
 
 GpuModel::~GpuModel() = default;

@@ -63,15 +63,20 @@ struct GpuModelOptions {
   uint32_t n_ctx = 0;     // KV cache positions; 0: min(context_length, 4096)
   bool progress = false;  // loading progress on stderr: a bar on a terminal, else lines
   // Prompt tokens per command buffer (the matmul m, 1..512); 1: token by
-  // token; 0: auto, 128 except on a CPU adapter (SwiftShader), where
-  // compiling the batch kernels takes longer than they save on a short prompt.
+  // token; 0: auto, 512 (at most the largest power of two in n_ctx) except
+  // on a CPU adapter (SwiftShader), where compiling the batch kernels takes
+  // longer than they save on a short prompt: 1. On the H100 and H200
+  // (sessions 38-39) 512 against 128 took 1000-token prompts from 453 to
+  // 405 ms on the synthetic llama-3-8b, 90 to 71 on llama-3.2-1b and 72 to
+  // 47 on smollm2-360m, and prompts of 128 tokens or fewer ran as fast.
   uint32_t batch = 0;
   // Smaller prompt passes: batch / 2, batch / 4, ... down to the smallest of
   // at least min_batch rows, each prepared at load (bind groups; the
   // activations are shared). A step of m tokens runs in the smallest pass
-  // that holds them, so a 20-token prompt computes 32 rows, not 128.
-  // min_batch >= batch: one prompt pass.
-  uint32_t min_batch = 16;
+  // that holds them, so a 20-token prompt computes 32 rows, not 512.
+  // min_batch >= batch: one prompt pass. 8 rather than 16 took a 5-token
+  // prompt from 10.3 to 7.5 ms on the 8B (H100, session 39).
+  uint32_t min_batch = 8;
   // The matvec/gemm crossover of the prompt's projections: m <= crossover
   // runs matvec, above it gemm. Unset: measured per adapter and weight
   // format (gemm::crossover, cached on disk).
@@ -82,10 +87,10 @@ struct GpuModelOptions {
   bool gemm_tuned = false;  // gemm: the tuner's tiling (tuned once, cached), else the default
   // Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with int8 activations (the int8
   // gemm, gemm::plan_int8: x quantized per block of 32, dot4I8Packed), where
-  // the adapter has packed dot4, int8_activations is on and the weight has at
-  // least int8_min_elements elements, as for the token matvecs. On the H200
-  // it took the 8B's 128-row prompt pass (Q4_0) from 105 to 76 ms with its
-  // first tiling (docs/perf/2026-12-05-session37-h200.md); false: the f32 gemm.
+  // the adapter has packed dot4 and int8_activations is on, on weights of any
+  // size (int8_min_elements is the token matvecs'). On the H200 it took the
+  // 8B's 128-row prompt pass (Q4_0) from 105 to 76 ms with its first tiling
+  // (docs/perf/2026-12-05-session37-h200.md); false: the f32 gemm.
   bool gemm_int8 = true;
   KvType kv_type = KvType::F16;
   // Q, K and V of a layer as one projection (one dispatch) when the three
@@ -117,6 +122,10 @@ struct GpuModelOptions {
   // n: n pieces of about as many layers (1: one submit).
   uint32_t submit_pieces = 0;
 };
+
+// GpuModelOptions::batch's auto value: 1 on a CPU adapter, else the
+// largest power of two in n_ctx, at most 512.
+uint32_t auto_prompt_batch(bool cpu_adapter, uint32_t n_ctx);
 
 // Where a step's submits end: the layer each piece of the step stops before,
 // ascending, the last n_layer (the embedding goes with the first piece, the

@@ -235,10 +235,13 @@ Proj GpuModel::Impl::matmul(const matvec::Weights& w, const Hooks& hk, const gpu
   a.crossover = opt.crossover;
   a.crossover_own_shape = opt.crossover_per_weight;
   a.tuned = opt.gemm_tuned;
-  // int8 x where the token matvec of this weight takes it: in the matvec
-  // (m <= the crossover) and, unless --f32-gemm, in the gemm
+  // int8 x in the matvec (m <= the crossover) where the token matvec of
+  // this weight takes it; in the gemm (unless --f32-gemm) wherever int8
+  // activations are on, whatever the weight's size: at m > 64 quantizing x
+  // costs little (H100, session 39: q4_0 960x2560 at m = 128 31 us int8, 47
+  // f32 at best)
   a.mv_int8 = mv_options(w).int8.value_or(false);
-  a.int8 = opt.gemm_int8 && a.mv_int8;
+  a.int8 = opt.gemm_int8 && opt.int8_activations;
   try {
     if (const uint64_t need = gemm::partial_bytes(*ctx, a)) {
       if (!gemm_part || gemm_part.size() < need) gemm_part = act(need / 4, "gemm.partials");

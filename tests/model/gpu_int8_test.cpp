@@ -78,8 +78,9 @@ TEST_P(Int8Decode, AgreesWithF32Activations) {
 INSTANTIATE_TEST_SUITE_P(Tiny, Int8Decode, ::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_K),
                          [](const auto& info) { return std::string(traits(info.param).name); });
 
-// Prompt batches through the int8 gemm (gemm_int8; batches of 16, the
-// crossover at 4, so every projection runs a gemm) against the f32 gemm: each
+// Prompt batches through the int8 gemm (gemm_int8, on weights of any size;
+// batches of 16, the crossover at 4, so every projection runs a gemm)
+// against the f32 gemm: each
 // step's logits within the decode bound, and not the same bits (the int8
 // path ran). Then greedy steps from either cache on the same tokens: the
 // picks agree but for near ties.
@@ -99,8 +100,8 @@ TEST_P(Int8Gemm, PromptAgreesWithF32Gemm) {
   GpuModelOptions base{.n_ctx = 96, .batch = 16, .crossover = 4u};
   base.gemm_int8 = false;
   GpuModelOptions i8 = base;
-  i8.gemm_int8 = true;
-  i8.int8_min_elements = 0;  // the tiny model's weights are below 2^24 elements
+  i8.gemm_int8 = true;  // int8_min_elements unset: the gemm takes int8 x on weights of
+                        // any size (the tiny model's are far below 2^24 elements)
   GpuModel ref(ctx, f, base), q(ctx, f, i8);
   ASSERT_EQ(q.prompt_gemm_count(), q.prompt_projection_count());
   std::vector<TokenId> ids = Tokenizer(from_gguf(f)).tokenize(kText, true);

@@ -1,5 +1,7 @@
 // The GPU prompt pass and its pieces: prompts in batches through
-// gemm::matmul (the crossover forced low so the gemm runs) against the CPU
+// gemm::matmul (the crossover forced low so the gemm runs; the f32 gemm,
+// whose bound is the f32 reference's, but for GpuPromptSplitK's int8 run:
+// the int8 gemm's 8-bit x has gpu_int8_test.cpp's bound) against the CPU
 // reference on the tiny synthetic model (llama at q8_0, q4_0, q4_K; qwen2
 // with biases; llama with rope_freqs), with f16 and f32 KV caches; rope_freqs
 // on single tokens; the row kernels (GpuRmsNorm, GpuRope with bias and freq
@@ -34,6 +36,8 @@ using blockq::testing_support::max_rel_err;  // max |got - ref| / max |ref|, +in
 
 // The bound of gpu_forward_test.cpp: max |gpu - cpu| <= kRelBound * max |cpu|.
 constexpr double kRelBound = 1e-3;
+// With int8 x in the gemm (8-bit activations): gpu_int8_test.cpp's bound.
+constexpr double kInt8Bound = 5e-2;
 
 const char* kLongText =
     "The lighthouse keeper woke before the sun, climbed the tower and looked at the sea. Boats came "
@@ -67,7 +71,8 @@ class GpuPrompt : public ::testing::TestWithParam<Case> {};
 TEST_P(GpuPrompt, GemmBatchesMatchCpuReference) {
   const Case c = GetParam();
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(c.arch, c.type, c.rope_freqs));
-  GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .crossover = 4u, .kv_type = c.kv});
+  GpuModel g(testing_support::test_context(), f,
+             {.n_ctx = 96, .batch = 16, .crossover = 4u, .gemm_int8 = false, .kv_type = c.kv});
   EXPECT_EQ(g.prompt_gemm_count(), g.prompt_projection_count()) << "every prompt projection should run the gemm";
   EXPECT_EQ(g.prompt_projection_count(), 4 * g.config().n_layer) << "Q, K and V should run as one projection";
   CpuModel cpu(f, {ForwardMode::F32, 96, 1, c.kv});
@@ -122,34 +127,46 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuPrompt,
                          });
 
 // A prompt batch of more than 128 tokens: the gemm's default for it splits k
-// in two (few output tiles), so every projection writes split-k partials into
-// the model's one shared scratch and split_sum runs the epilogues (Store,
-// Acc, SiLU gate). The whole prompt in one padded batch against the CPU.
+// in two (few output tiles), so projections write split-k partials into the
+// model's one shared scratch and split_sum runs the epilogues. The whole
+// prompt in one padded batch against the CPU, through the f32 gemm (every
+// projection split: Store, Acc, SiLU gate) and, where the adapter has packed
+// dot4, the int8 gemm (the down projection split: k = n_ff of 512, two
+// slices of 256; Acc).
 TEST(GpuPromptSplitK, LargeBatchMatchesCpuReference) {
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0, false));
   const uint32_t batch = 160;
-  GpuModel g(testing_support::test_context(), f,
-             {.n_ctx = 192, .batch = batch, .min_batch = batch, .crossover = 4u});  // one pass of 160 rows
-  ASSERT_EQ(g.prompt_passes(), std::vector<uint32_t>{batch});
-  EXPECT_EQ(g.prompt_gemm_count(), g.prompt_projection_count());
-  const auto& cfg = g.config();
-  const auto lim = gemm::limits_of(testing_support::test_context());
+  const auto& ctx = testing_support::test_context();
+  const auto lim = gemm::limits_of(ctx);
   WeightKind q8;
   q8.format = Format::Q8_0;
-  EXPECT_EQ(gemm::plan(lim, q8, cfg.n_ff, cfg.n_embd, batch, {}).splits, 2u)
-      << "the tiny model's ffn gemm should split k at m = " << batch;
   CpuModel cpu(f, {ForwardMode::F32, 192, 1, KvType::F16});
   const Tokenizer tok(from_gguf(f));
   std::vector<TokenId> prompt = tok.tokenize(kLongText, true);
   ASSERT_GT(prompt.size(), 32u);
   if (prompt.size() > batch) prompt.resize(batch);
-  const auto a = g.eval_step(prompt);
   const auto c = cpu.eval(prompt);
-  const double e = max_rel_err(a, c);
-  EXPECT_LT(e, kRelBound);
-  EXPECT_EQ(argmax(a), argmax(c));
-  std::printf("[ llama q8_0 ] %zu prompt tokens in one gemm batch of %u (split k): max rel err %.3g\n",
-              prompt.size(), batch, e);
+  for (const bool int8 : {false, true}) {
+    if (int8 && !ctx.features().packed_dot4) continue;
+    GpuModelOptions o{.n_ctx = 192, .batch = batch, .min_batch = batch, .crossover = 4u};  // one pass of 160 rows
+    o.gemm_int8 = int8;
+    GpuModel g(ctx, f, o);
+    ASSERT_EQ(g.prompt_passes(), std::vector<uint32_t>{batch});
+    EXPECT_EQ(g.prompt_gemm_count(), g.prompt_projection_count());
+    const auto& cfg = g.config();
+    if (int8)
+      EXPECT_EQ(gemm::plan_int8(lim, q8, cfg.n_embd, cfg.n_ff, batch, {}).splits, 2u)
+          << "the tiny model's int8 down projection should split k at m = " << batch;
+    else
+      EXPECT_EQ(gemm::plan(lim, q8, cfg.n_ff, cfg.n_embd, batch, {}).splits, 2u)
+          << "the tiny model's ffn gemm should split k at m = " << batch;
+    const auto a = g.eval_step(prompt);
+    const double e = max_rel_err(a, c);
+    EXPECT_LT(e, int8 ? kInt8Bound : kRelBound) << (int8 ? "int8" : "f32") << " gemm";
+    EXPECT_EQ(argmax(a), argmax(c)) << (int8 ? "int8" : "f32") << " gemm";
+    std::printf("[ llama q8_0 ] %zu prompt tokens in one %s gemm batch of %u (split k): max rel err %.3g\n",
+                prompt.size(), int8 ? "int8" : "f32", batch, e);
+  }
 }
 
 // eval_all: every position's logits, from batches of 16 whose lm_head runs
@@ -160,7 +177,7 @@ TEST(GpuPromptSplitK, LargeBatchMatchesCpuReference) {
 // rows the first left in the buffers.
 TEST(GpuPromptAllRows, EveryRowMatchesCpuReference) {
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q4_0, false));
-  GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .crossover = 4u});
+  GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .crossover = 4u, .gemm_int8 = false});
   ASSERT_EQ(g.all_rows_batch(), 16u);
   const Tokenizer tok(from_gguf(f));
   std::vector<TokenId> prompt = tok.tokenize(kLongText, true);
@@ -190,6 +207,21 @@ TEST(GpuPromptAllRows, EveryRowMatchesCpuReference) {
   std::printf("[ llama q4_0 ] eval_all over 33 and 5 tokens in batches of 16: max rel err %.3g\n", worst);
 }
 
+// The auto batch: 512 rows on a GPU, at most the largest power of two in
+// the context; token by token on a CPU adapter. With the default min_batch
+// (8) a model's passes then go 512, 256, ..., 8.
+TEST(GpuPromptPasses, AutoBatchFollowsTheContext) {
+  EXPECT_EQ(auto_prompt_batch(false, 4096), 512u);
+  EXPECT_EQ(auto_prompt_batch(false, 512), 512u);
+  EXPECT_EQ(auto_prompt_batch(false, 300), 256u);
+  EXPECT_EQ(auto_prompt_batch(false, 96), 64u);
+  EXPECT_EQ(auto_prompt_batch(false, 1), 1u);
+  EXPECT_EQ(auto_prompt_batch(true, 4096), 1u);
+  const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0, false));
+  GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 64});
+  EXPECT_EQ(g.prompt_passes(), (std::vector<uint32_t>{64, 32, 16, 8})) << "the default min_batch";
+}
+
 // Prompt passes of 16, 8, 4 and 2 rows (min_batch 2; the crossover at 4, so
 // the passes of 2 and 4 run the matvec, those of 8 and 16 the gemm): steps of
 // 16, 5, 2, 3 and 7 tokens take the passes of 16, 8, 2, 4 and 8 rows, and
@@ -200,10 +232,12 @@ TEST(GpuPromptAllRows, EveryRowMatchesCpuReference) {
 // over 3 (the pass of 4) hands over every row.
 TEST(GpuPromptPasses, EveryPassMatchesCpuReference) {
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0, false));
-  GpuModel g(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .min_batch = 2, .crossover = 4u});
+  GpuModel g(testing_support::test_context(), f,
+             {.n_ctx = 96, .batch = 16, .min_batch = 2, .crossover = 4u, .gemm_int8 = false});
   ASSERT_EQ(g.prompt_passes(), (std::vector<uint32_t>{16, 8, 4, 2}));
-  GpuModel one(testing_support::test_context(), f, {.n_ctx = 96, .batch = 16, .crossover = 4u});
-  EXPECT_EQ(one.prompt_passes(), std::vector<uint32_t>{16}) << "min_batch 16 (the default) keeps one pass of 16";
+  GpuModel one(testing_support::test_context(), f,
+               {.n_ctx = 96, .batch = 16, .min_batch = 16, .crossover = 4u, .gemm_int8 = false});
+  EXPECT_EQ(one.prompt_passes(), std::vector<uint32_t>{16}) << "min_batch 16 keeps one pass of 16";
   EXPECT_EQ(g.memory().activations, one.memory().activations) << "the passes should share the activations";
   const Tokenizer tok(from_gguf(f));
   std::vector<TokenId> prompt = tok.tokenize(kLongText, true);
