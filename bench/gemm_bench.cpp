@@ -73,7 +73,7 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
     nlohmann::json c{{"tiling", prefix}, {"default", is_default}};
     try {
       const KernelSpec s = make_spec();
-      c["tiling"] = prefix + gemm::label({s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant, s.splits});
+      c["tiling"] = prefix + gemm::label(gemm::tiling_of(s));
       for (const auto& o : out)  // a candidate the fitting turned into one already timed
         if (o["tiling"] == c["tiling"]) return;
       const double ns = time(s);
@@ -94,29 +94,7 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
   }
   if (!int8 || !gemm::int8_reads(kind.format) || !ctx.features().packed_dot4) return out;
   one("int8 ", true, [&] { return gemm::plan_int8(lim, kind, n, k, m); });
-  for (const gemm::Tiling& t : {gemm::Tiling{32, 64, 4, 4, 32}, gemm::Tiling{64, 64, 4, 4, 32},
-                                gemm::Tiling{64, 128, 4, 8, 32}, gemm::Tiling{128, 64, 8, 4, 32},
-                                gemm::Tiling{128, 128, 8, 8, 32}, gemm::Tiling{64, 64, 8, 8, 32},
-                                gemm::Tiling{128, 128, 4, 8, 32}, gemm::Tiling{64, 128, 8, 8, 32},
-                                gemm::Tiling{32, 64, 4, 4, 128}, gemm::Tiling{64, 64, 4, 4, 64},
-                                gemm::Tiling{64, 64, 4, 4, 128}, gemm::Tiling{64, 128, 4, 8, 64},
-                                gemm::Tiling{128, 128, 8, 8, 64}, gemm::Tiling{128, 128, 8, 8, 128},
-                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kClassic, 2},
-                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kClassic, 4},
-                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kClassic, 2},
-                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kClassic, 2},
-                                gemm::default_tiling_int8(gemm::m_class(m)),
-                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined},
-                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined},
-                                gemm::Tiling{64, 128, 4, 8, 64, gemm::kPipelined},
-                                gemm::Tiling{128, 128, 8, 8, 32, gemm::kPipelined},
-                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kPipelined},
-                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined, 4},
-                                gemm::Tiling{128, 128, 8, 8, 64, gemm::kPipelined, 2},
-                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined, 2},
-                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined, 4},
-                                gemm::Tiling{64, 64, 4, 4, 64, gemm::kPipelined, 8},
-                                gemm::Tiling{32, 64, 4, 4, 64, gemm::kPipelined, 8}})
+  for (const gemm::Tiling& t : gemm::candidates_int8(lim, {}))
     one("int8 ", false, [&] { return gemm::plan_int8(lim, kind, n, k, m, {}, t); });
   return out;
 }
@@ -211,7 +189,7 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
             // The int8 gemm's default, its x quantize dispatch included.
             const KernelSpec i8 = gemm::plan_int8(gemm::limits_of(ctx), kind, n, k, m);
             const double ni = time(i8);
-            row["int8_tiling"] = gemm::label({i8.tile_m, i8.tile_n, i8.reg_m, i8.reg_n, i8.tile, i8.variant, i8.splits});
+            row["int8_tiling"] = gemm::label(gemm::tiling_of(i8));
             row["int8_us"] = ni / 1e3;
             row["int8_tflops"] = flops / ni / 1e3;
             row["int8_of_fma"] = flops / ni / 1e3 / peak.tflops;

@@ -73,6 +73,9 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                 "Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights of any size quantize x to int8 per block of 32 "
                 "and sum with dot4I8Packed (the default, where the adapter has packed dot4 and int8 activations are "
                 "on); --f32-gemm: the f32 gemm");
+  cmd->add_flag("--gemm-tuned", a.gemm_tuned,
+                "Prompt gemms take the tiling the autotuner finds fastest on this adapter for each weight's shape "
+                "(timed once at load, then cached with the adapter's name), not the default");
   cmd->add_flag("!--no-encode-ahead", a.encode_ahead,
                 "Encode each token's command buffer after its id is known, not while the GPU runs the token before "
                 "(for comparison)");

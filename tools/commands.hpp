@@ -35,6 +35,7 @@ struct ModelLoadArgs {
   bool encode_ahead = true;      // false: --no-encode-ahead
   uint32_t submit_pieces = 0;    // --submit-pieces (0: 1, 2, 4, ... layers)
   bool int8_gemm = true;         // --int8-gemm / --f32-gemm
+  bool gemm_tuned = false;       // --gemm-tuned
 };
 void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a);
 

@@ -30,6 +30,7 @@ inline model::GpuModelOptions gpu_model_options(const ModelLoadArgs& a, uint32_t
   o.encode_ahead = a.encode_ahead;
   o.submit_pieces = a.submit_pieces;
   o.gemm_int8 = a.int8_gemm;
+  o.gemm_tuned = a.gemm_tuned;
   return o;
 }
 

@@ -84,7 +84,11 @@ struct GpuModelOptions {
   // Unset crossover: measured on each weight's own shape (once per adapter,
   // format and shape, cached) instead of on 4096 x 4096 for every weight.
   bool crossover_per_weight = false;
-  bool gemm_tuned = false;  // gemm: the tuner's tiling (tuned once, cached), else the default
+  // Prompt gemms (f32 and int8) take the autotuner's tiling for each
+  // weight's shape and m class (gemm::tune: timed once per adapter, cached
+  // on disk), else the default; for adapters whose defaults were never
+  // measured.
+  bool gemm_tuned = false;
   // Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with int8 activations (the int8
   // gemm, gemm::plan_int8: x quantized per block of 32, dot4I8Packed), where
   // the adapter has packed dot4 and int8_activations is on, on weights of any

@@ -397,6 +397,20 @@ TEST(Gemm, TunerKeepsTheFasterAndCaches) {
   EXPECT_TRUE(c.from_cache);
   EXPECT_EQ(c.tiling, r.tiling);
   EXPECT_TRUE(std::filesystem::exists(cache_path()));
+  if (ctx.features().packed_dot4) {  // the int8 gemm: its own key, its candidates
+    o.int8 = true;
+    auto i = tune(ctx, kind_of(Format::Q8_0), 96, 64, 0, {}, o);
+    EXPECT_FALSE(i.from_cache);
+    EXPECT_EQ(i.key, r.key + ".i8");
+    EXPECT_LE(i.ns_best, i.ns_default);
+    EXPECT_EQ(i.default_tiling, tiling_of(plan_int8(limits_of(ctx), kind_of(Format::Q8_0), 96, 64, 16)));
+    const auto ci = tune(ctx, kind_of(Format::Q8_0), 96, 64, 0, {}, o);
+    EXPECT_TRUE(ci.from_cache);
+    EXPECT_EQ(ci.tiling, i.tiling);
+    std::printf("  tuned %s: %s %.1f us (default %.1f us)\n", i.key.c_str(), label(i.tiling).c_str(),
+                i.ns_best / 1e3, i.ns_default / 1e3);
+    o.int8 = false;
+  }
   // A corrupt cache reads as empty.
   { std::FILE* f = std::fopen(cache_path().c_str(), "w"); std::fputs("{not json", f); std::fclose(f); }
   EXPECT_FALSE(cache_get(ctx, "tune", r.key).has_value());

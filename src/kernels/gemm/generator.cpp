@@ -192,8 +192,6 @@ std::string inner(const KernelSpec& s) {
   return o;
 }
 
-Tiling from_spec(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant, s.splits}; }
-
 bool pipelined(const Tiling& t) { return t.algo != kClassic; }
 
 }  // namespace
@@ -356,14 +354,16 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   return detail::spec_of(lim, kind, n, k, hooks, *t);
 }
 
+Tiling tiling_of(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.reg_n, s.tile, s.variant, s.splits}; }
+
 uint32_t threads(const KernelSpec& s) { return (s.tile_m / s.reg_m) * (s.tile_n / s.reg_n); }
 uint32_t shared_bytes(const KernelSpec& s) {
-  return s.features.dot4 ? detail::shared_bytes_int8(from_spec(s), s.hooks) : shared_bytes(from_spec(s), s.hooks);
+  return s.features.dot4 ? detail::shared_bytes_int8(tiling_of(s), s.hooks) : shared_bytes(tiling_of(s), s.hooks);
 }
 
 std::string wgsl(const KernelSpec& s) {
   if (s.features.dot4) return detail::wgsl_int8(s);
-  if (pipelined(from_spec(s))) return detail::wgsl_pipelined(s);
+  if (pipelined(tiling_of(s))) return detail::wgsl_pipelined(s);
   Template t(wgsl_file("kernels/gemm/gemm.wgsl"), s.key());
   t.set("DECODE_HELPERS", std::string(wgsl_file("kernels/gemm/decode_helpers.wgsl")));
   const uint32_t nw = weights(s.hooks);

@@ -92,6 +92,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
 // nullopt when nothing fits.
 std::optional<Tiling> fit(const Limits& lim, Tiling t, const Hooks& hooks);
 
+Tiling tiling_of(const KernelSpec& s);       // the tiling a gemm spec was planned with
 uint32_t threads(const KernelSpec& s);       // invocations per workgroup
 uint32_t shared_bytes(const KernelSpec& s);  // workgroup memory declared
 uint32_t shared_bytes(const Tiling& t, const Hooks& hooks);
@@ -120,6 +121,10 @@ Tiling default_tiling_int8(uint32_t mclass);
 // an unsupported hook or a tiling that does not fit.
 KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                      const Hooks& hooks = {}, std::optional<Tiling> tiling = {});
+// The int8 gemm's tilings the tuner and `bench gemm --sweep` time (classic
+// and pipelined, steps of 1 to 4 blocks, split-k), fitted to the limits and
+// deduplicated (plan_int8 may still shorten a step to divide k).
+std::vector<Tiling> candidates_int8(const Limits& lim, const Hooks& hooks);
 // The QuantX spec (kernels/matvec/xquant.hpp) that fills the int8 gemm's xq
 // for m tokens: codes [m][k / 16] vec4<u32>, then meta [m][k / 32] vec4<u32>.
 KernelSpec quant_spec(const KernelSpec& s, uint32_t m);

@@ -318,6 +318,26 @@ KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint
   return s;
 }
 
+std::vector<Tiling> candidates_int8(const Limits& lim, const Hooks& hooks) {
+  const uint32_t C = kClassic, P = kPipelined;
+  const Tiling base[] = {
+      // classic: one block a step, then 2 and 4; split-k
+      {32, 64, 4, 4, 32}, {64, 64, 4, 4, 32}, {64, 128, 4, 8, 32}, {128, 64, 8, 4, 32}, {128, 128, 8, 8, 32},
+      {64, 64, 8, 8, 32}, {128, 128, 4, 8, 32}, {64, 128, 8, 8, 32}, {32, 64, 4, 4, 128}, {64, 64, 4, 4, 64},
+      {64, 64, 4, 4, 128}, {64, 128, 4, 8, 64}, {128, 128, 8, 8, 64}, {128, 128, 8, 8, 128},
+      {32, 64, 4, 4, 64, C, 2}, {32, 64, 4, 4, 64, C, 4}, {64, 64, 4, 4, 64, C, 2}, {128, 128, 8, 8, 64, C, 2},
+      // pipelined (the defaults' kernel), then split-k
+      {32, 64, 4, 4, 64, P}, {64, 64, 4, 4, 64, P}, {64, 128, 4, 8, 64, P}, {128, 128, 8, 8, 32, P},
+      {128, 128, 8, 8, 64, P}, {32, 64, 4, 4, 64, P, 4}, {128, 128, 8, 8, 64, P, 2}, {64, 64, 4, 4, 64, P, 2},
+      {64, 64, 4, 4, 64, P, 4}, {64, 64, 4, 4, 64, P, 8}, {32, 64, 4, 4, 64, P, 8}};
+  std::vector<Tiling> out;
+  for (const Tiling& b : base) {
+    const auto f = fit_int8(lim, b, hooks);
+    if (f && std::find(out.begin(), out.end(), *f) == out.end()) out.push_back(*f);
+  }
+  return out;
+}
+
 KernelSpec quant_spec(const KernelSpec& s, uint32_t m) {
   BQ_ASSERT(s.features.dot4 && s.k % 32 == 0, "gemm {}: no int8 x", s.key());
   KernelSpec q;

@@ -11,8 +11,12 @@
 // where asked and where the format allows.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "kernels/gemm/matmul.hpp"
 #include "kernels/gemm/test_case.hpp"
+#include "kernels/gemm/tune.hpp"
 #include "kernels/matvec/generator.hpp"
 #include "kernels/matvec/twin.hpp"
 #include "util/error.hpp"
@@ -221,6 +225,46 @@ TEST(GemmInt8Shapes, PlanChecksItsInput) {
   EXPECT_EQ(s2.tile_m, 32u);
   EXPECT_EQ(s2.tile_n, 64u);
   EXPECT_LE(shared_bytes(s2), 4096u);
+}
+
+// matmul() with `tuned` takes the int8 gemm's tuned tiling for the weight's
+// shape and m class (here a cached one, so no tuning runs), and runs it.
+TEST(GemmInt8Shapes, MatmulTakesTheTunedTiling) {
+  auto& ctx = ts::test_context();
+  if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
+  char dir[] = "/tmp/blockq_i8_tune_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("BLOCKQ_CACHE_DIR", dir, 1);
+  const uint32_t n = 70, k = 320, m = 45;  // m class 1
+  const Tiling cached{32, 64, 4, 4, 64, kClassic, 2};
+  ASSERT_NE(tiling_of(plan_int8(limits_of(ctx), kind_of(Format::Q4_0), n, k, m)), cached) << "not the default";
+  cache_put(ctx, "tune", fmt::format("q4_0.n{}.k{}.c1.store.i8", n, k),
+            R"({"tile_m": 32, "tile_n": 64, "reg_m": 4, "reg_n": 4, "tile_k": 64, "algo": 0, "splits": 2})");
+  auto q = quantize(Format::Q4_0, ts::random_normal(size_t{n} * k, 840, 0.f, 0.5f));
+  const matvec::Weights w = matvec::upload(ctx, matvec::HostWeight{kind_of(Format::Q4_0), n, k, q}, "tuned.w");
+  std::vector<float> x = ts::random_normal(size_t{m} * k, 841, 0.f, 1.f);
+  off_ties(x);
+  auto xb = ctx.storage<float>(x, "tuned.x");
+  auto yb = ctx.create_buffer(size_t{m} * n * 4, gpu::kStorage, "tuned.y");
+  std::vector<float> poison(size_t{m} * n);
+  ts::poison(poison);
+  ctx.upload<float>(yb, poison);
+  MatmulArgs a{&w, nullptr, &xb, &yb, m};
+  a.crossover = 4;
+  a.int8 = true;  // tuned: the default
+  const Matmul mm = matmul(ctx, a);
+  EXPECT_TRUE(mm.spec().features.dot4);
+  EXPECT_EQ(tiling_of(mm.spec()), cached);
+  gpu::Recorder rec(ctx);
+  mm.record(rec);
+  rec.submit();
+  const auto y = ctx.download<float>(yb);
+  EXPECT_EQ(ts::first_poisoned(y), -1);
+  const matvec::HostWeight hw{kind_of(Format::Q4_0), n, k, q};
+  const TwinInputs in{&hw, nullptr, x, {}, m};
+  EXPECT_LT(ts::max_rel_err(y, twin(mm.spec(), in)), kTwinBound);
+  unsetenv("BLOCKQ_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }
 
 // matmul(): the int8 gemm for Q4_0 above the crossover when asked (its own

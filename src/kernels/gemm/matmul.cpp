@@ -107,14 +107,18 @@ std::optional<KernelSpec> gemm_spec(const gpu::Context& ctx, const MatmulArgs& a
   const WeightKind kind = a.mv_a->kind;
   const uint32_t n = a.mv_a->n, k = a.mv_a->k;
   if (!gemm_reads(kind, k) || a.m <= crossover_of(ctx, a)) return std::nullopt;
-  if (uses_int8(ctx, a)) return plan_int8(limits_of(ctx), kind, n, k, a.m, a.hooks);
+  const bool i8 = uses_int8(ctx, a);
   std::optional<Tiling> t;
-  if (a.tuned) t = tune(ctx, kind, n, k, m_class(a.m), a.hooks).tiling;
+  if (a.tuned) {
+    TuneOptions o;
+    o.int8 = i8;
+    t = tune(ctx, kind, n, k, m_class(a.m), a.hooks, o).tiling;
+  }
   // A tuned split-k needs partials for this m; past the binding limit it runs unsplit.
   if (t && t->splits > 1 &&
       split_sum::partial_bytes(t->splits, a.hooks, a.m, n) > ctx.limits().maxStorageBufferBindingSize)
     t->splits = 1;
-  return plan(ctx, kind, n, k, a.m, a.hooks, t);
+  return i8 ? plan_int8(limits_of(ctx), kind, n, k, a.m, a.hooks, t) : plan(ctx, kind, n, k, a.m, a.hooks, t);
 }
 
 }  // namespace

@@ -92,10 +92,27 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
                 const Hooks& hooks, const TuneOptions& opt) {
   const Limits lim = limits_of(ctx);
   TuneResult res;
-  res.key = fmt::format("{}.n{}.k{}.c{}.{}", kind.name(), n, k, mclass, epilogue_name(hooks));
+  res.key = fmt::format("{}.n{}.k{}.c{}.{}{}", kind.name(), n, k, mclass, epilogue_name(hooks), opt.int8 ? ".i8" : "");
   static const uint32_t rep_m[] = {32, 128, 512, 2048};
   const uint32_t m = opt.m ? opt.m : rep_m[std::min<uint32_t>(mclass, 3)];
-  auto def = default_for(lim, n, k, m, hooks);
+  BQ_CHECK(!opt.int8 || ctx.features().packed_dot4, "gemm tune {}: the adapter has no packed dot4", res.key);
+  // The spec of a tiling (the default's without one); nullopt where it does
+  // not fit or the plan would change it.
+  auto spec_of = [&](std::optional<Tiling> t) -> std::optional<KernelSpec> {
+    try {
+      const KernelSpec s = opt.int8 ? plan_int8(lim, kind, n, k, m, hooks, t) : plan(lim, kind, n, k, m, hooks, t);
+      if (t && !(tiling_of(s) == *t)) return std::nullopt;
+      return s;
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
+  std::optional<Tiling> def;
+  if (opt.int8) {
+    if (const auto s = spec_of(std::nullopt)) def = tiling_of(*s);
+  } else {
+    def = default_for(lim, n, k, m, hooks);
+  }
   BQ_CHECK(def.has_value(), "gemm tune {}: the default tiling does not fit the limits", res.key);
   res.default_tiling = *def;
   res.tiling = *def;
@@ -104,7 +121,7 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
       try {
         auto j = nlohmann::json::parse(*c);
         Tiling t = from_json(j);
-        if (fit(lim, t, hooks) == t) {  // still valid for these limits
+        if (spec_of(t)) {  // still valid for these limits
           res.tiling = t;
           res.ns_default = j.value("ns_default", 0.0);
           res.ns_best = j.value("ns_best", 0.0);
@@ -127,8 +144,9 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
   auto xb = ctx.storage<float>(x, "tune.x");
   auto yb = ctx.create_buffer(uint64_t{m} * n * 4, gpu::kStorage, "tune.y");
   auto time_one = [&](const Tiling& t) {
-    KernelSpec s = plan(ctx, kind, n, k, m, hooks, t);
-    Prepared p = prepare(ctx, s, {&wa, silu ? &wb : nullptr, &xb, &yb, m});
+    const auto s = spec_of(t);
+    BQ_CHECK(s.has_value(), "gemm tune {}: tiling {} does not fit", res.key, label(t));
+    Prepared p = prepare(ctx, *s, {&wa, silu ? &wb : nullptr, &xb, &yb, m});
     auto body = [&](gpu::Recorder& r) {
       for (int i = 0; i < opt.reps; ++i) p.record(r);
     };
@@ -139,7 +157,7 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
   double best = res.ns_default;
   Tiling best_t = *def;
   size_t tried = 0;
-  for (const auto& t : candidates(lim, kind, hooks, mclass)) {
+  for (const auto& t : opt.int8 ? candidates_int8(lim, hooks) : candidates(lim, kind, hooks, mclass)) {
     if (t == *def) continue;
     if (opt.max_candidates && tried++ >= opt.max_candidates) break;
     double ns = 0;

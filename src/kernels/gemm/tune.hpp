@@ -33,6 +33,9 @@ struct TuneOptions {
   bool force = false;       // re-tune even when cached
   bool verbose = false;     // one line per candidate on stderr
   size_t max_candidates = 0;  // 0: all; else the first ones besides the default (tests)
+  // The int8 gemm (plan_int8, candidates_int8, its x quantize dispatch
+  // timed with it) instead of the f32 gemm; its own cache keys (".i8").
+  bool int8 = false;
 };
 
 struct TuneResult {
@@ -40,10 +43,11 @@ struct TuneResult {
   Tiling default_tiling;          // the plan's default for the class, fitted
   double ns_default = 0, ns_best = 0;  // median per call (0 when read from the cache)
   bool from_cache = false;
-  std::string key;                // the spec class: "<kind>.n<n>.k<k>.c<class>.<epilogue>"
+  std::string key;                // the spec class: "<kind>.n<n>.k<k>.c<class>.<epilogue>[.i8]"
 };
 
-// Tunes the gemm for (kind, n, k, m class, hooks) on ctx.
+// Tunes the gemm (or with opt.int8 the int8 gemm, which needs the adapter's
+// packed dot4) for (kind, n, k, m class, hooks) on ctx.
 TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t mclass,
                 const Hooks& hooks = {}, const TuneOptions& opt = {});
 
