@@ -7,9 +7,10 @@
 # (q4_0, m = 32, 128, 512; the int8 gemm's steps of 1-4 blocks and split-k
 # included); then for each synthetic model `bench run --prompt-sweep` (each
 # prompt length from position 0, wall clock to the logits, median of 3)
-# under one pass of 128 rows (the old behaviour), the default passes
-# (128/64/32/16), passes down to 8, the default with --f32-gemm, batches of
-# 512 with passes down to 8, and one pass of 128 again (drift); one line per
+# under one pass of 128 rows (session 36's behaviour), the default passes
+# (512 down to 8 since session 39), session 38's default passes
+# (128/64/32/16), the default with --f32-gemm, and one pass of 128 again
+# (drift); one line per
 # run: tokens:rows:ms, then one of the GPU time of each pass, rows:whole:
 # qkv/attention/ffn-gate-up/ffn-down ms. Expects the carried folders that bench/h200.sh does.
 # PART picks what runs, so each call fits the device's 10 minutes: `tests`,
@@ -66,7 +67,7 @@ models=()
 want small && models+=("smollm2-360m q8_0" "llama-3.2-1b q4_0")
 want big && models+=("llama-3-8b q4_0")
 [ -n "${MODELS:-}" ] && IFS=';' read -r -a models <<< "$MODELS"
-cfgs=("--min-batch 128" "" "--min-batch 8" "--f32-gemm" "--batch 512 --min-batch 8" "--min-batch 128")
+cfgs=("--batch 128 --min-batch 128" " " "--batch 128 --min-batch 16" "--f32-gemm" "--batch 128 --min-batch 128")
 [ -n "${CFGS+x}" ] && IFS=';' read -r -a cfgs <<< "$CFGS"
 for m in "${models[@]}"; do
   set -- $m
