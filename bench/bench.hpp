@@ -55,7 +55,8 @@ struct AttentionHeads {
 
 struct AttentionBenchOptions {
   std::vector<AttentionHeads> heads;
-  std::vector<uint32_t> positions = {40, 1024, 4095};  // the token's position (it sees position + 1)
+  std::vector<uint32_t> positions = {40, 1024, 4095};  // the (last) token's position (it sees position + 1)
+  std::vector<uint32_t> tokens = {1};  // tokens a call: a pass of T at positions position - T + 1 .. position
   uint32_t n_ctx = 0;                                  // cache positions (at least the largest position + 1)
   Format kv = Format::F16;
   attention::Options options;
@@ -67,9 +68,10 @@ struct AttentionBenchOptions {
 
 struct AttentionRow {
   AttentionHeads heads;
-  uint32_t position = 0, chunks = 0, copies = 0;
+  uint32_t position = 0, tokens = 1, chunks = 0, copies = 0;
   std::string spec;
   double us = 0, bytes = 0, gbps = 0, ratio = 0;  // bytes: k and v of the visible positions, q and out
+  double gflops = 0;  // 4 head_dim flops a (query head, visible position) pair: scores and values
 };
 
 std::vector<AttentionRow> bench_attention(const gpu::Context& ctx, const AttentionBenchOptions& o,

@@ -1,6 +1,6 @@
-// `blockq bench attention`: the split attention kernel for one token at given
-// positions (bench/attention_bench.cpp), with the streaming-read bandwidth of
-// the same run as the ceiling; a table or --json.
+// `blockq bench attention`: the attention kernels for one token or a prompt
+// pass ending at given positions (bench/attention_bench.cpp), with the
+// streaming-read bandwidth of the same run as the ceiling; a table or --json.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -46,10 +46,11 @@ std::vector<attention::Tier> parse_tiers(const std::string& s) {  // "128:256,20
 }
 
 void add_bench_attention(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = bench_group(app).add_subcommand("attention", "Attention over a KV cache for one token, by position");
+  auto* cmd = bench_group(app).add_subcommand("attention", "Attention over a KV cache for one token or a prompt pass, by position");
   struct Opts {
     std::string heads = "32/8x128,15/5x64";  // llama-3-8b, smollm2-360m
     std::string positions = "40,256,1024,4095";
+    std::string tokens = "1";
     std::string kv = "f16";
     uint32_t n_ctx = 0;
     attention::Options opt;  // the model's defaults
@@ -60,7 +61,10 @@ void add_bench_attention(CLI::App& app, GlobalOptions& g) {
   };
   static Opts o;
   cmd->add_option("--heads", o.heads, "Comma-separated NHEAD/NKVxHEAD_DIM (query heads / kv heads x head dim)");
-  cmd->add_option("--positions", o.positions, "Comma-separated positions of the token (it sees position + 1)");
+  cmd->add_option("--positions", o.positions,
+                  "Comma-separated positions of the token, or of a pass's last token (it sees position + 1)");
+  cmd->add_option("--tokens", o.tokens,
+                  "Comma-separated tokens a call: a prompt pass of T tokens ending at each position (default 1)");
   cmd->add_option("--kv-type", o.kv, "KV cache element type: f16 or f32");
   cmd->add_option("--ctx", o.n_ctx, "Cache positions (0: the largest position + 1)");
   auto& a = o.opt;
@@ -72,6 +76,13 @@ void add_bench_attention(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--tiers", o.tiers,
                   "Plans for few positions, ascending: POSITIONS:WG[:HEADS[:K_QUADS[:V_LOADS]]],... or 'none' "
                   "(default: the model's)");
+  auto& r = a.rows;
+  cmd->add_option("--rows-min", r.min_rows, "Tokens from which the prompt kernel runs (0: never)");
+  cmd->add_option("--rows-wg", r.max_wg, "The prompt kernel's largest workgroup");
+  cmd->add_option("--rows-rows", r.rows, "The prompt kernel's most query rows (tokens x heads) a workgroup");
+  cmd->add_option("--rows-keys", r.keys, "The prompt kernel's keys a tile (a power of two)");
+  cmd->add_option("--rows-min-groups", r.min_groups, "The prompt kernel cuts chunks until its grid has this many workgroups");
+  cmd->add_option("--rows-min-chunk", r.min_chunk, "The fewest positions a chunk of the prompt kernel keeps");
   cmd->add_option("--samples", o.samples, "Timed passes per case (median)");
   cmd->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   cmd->add_flag("--json", o.json, "Print JSON");
@@ -81,7 +92,10 @@ void add_bench_attention(CLI::App& app, GlobalOptions& g) {
     for (const auto& h : split_list(o.heads)) bo.heads.push_back(parse_heads(h));
     bo.positions.clear();
     for (const auto& p : split_list(o.positions)) bo.positions.push_back(uint32_t(std::stoul(p)));
-    BQ_CHECK(!bo.heads.empty() && !bo.positions.empty(), "bench attention: no heads or positions");
+    bo.tokens.clear();
+    for (const auto& t : split_list(o.tokens)) bo.tokens.push_back(uint32_t(std::stoul(t)));
+    BQ_CHECK(!bo.heads.empty() && !bo.positions.empty() && !bo.tokens.empty(),
+             "bench attention: no heads, positions or tokens");
     BQ_CHECK(o.kv == "f16" || o.kv == "f32", "--kv-type '{}': f16 or f32", o.kv);
     bo.kv = o.kv == "f16" ? Format::F16 : Format::F32;
     bo.n_ctx = o.n_ctx;
@@ -97,19 +111,19 @@ void add_bench_attention(CLI::App& app, GlobalOptions& g) {
       j["timestamps"] = bw.gpu_timestamps;
       for (const auto& r : rows)
         j["rows"].push_back({{"n_head", r.heads.n_head}, {"n_kv", r.heads.n_kv}, {"head_dim", r.heads.head_dim},
-                             {"position", r.position}, {"chunks", r.chunks}, {"us", r.us}, {"bytes", r.bytes},
+                             {"position", r.position}, {"tokens", r.tokens}, {"gflops", r.gflops}, {"chunks", r.chunks}, {"us", r.us}, {"bytes", r.bytes},
                              {"gbps", r.gbps}, {"ratio", r.ratio}, {"spec", r.spec}, {"copies", r.copies}});
       fmt::print("{}\n", j.dump(1));
       return;
     }
     fmt::print("device {} | streaming read {:.1f} GB/s ({} MiB, {} samples, {}) | kv {}\n", ctx.adapter().name(),
                bw.gbps, bw.bytes >> 20, bw.samples, bw.gpu_timestamps ? "timestamp queries" : "wall clock", o.kv);
-    fmt::print("\n{:<12} {:>8} {:>7} {:>10} {:>10} {:>9} {:>7}  {}\n", "heads", "position", "chunks", "us/call",
-               "MB read", "GB/s", "of bw", "kernel (copies rotated)");
+    fmt::print("\n{:<12} {:>6} {:>8} {:>7} {:>10} {:>10} {:>9} {:>7} {:>9}  {}\n", "heads", "tokens", "position",
+               "chunks", "us/call", "MB read", "GB/s", "of bw", "GFLOP/s", "kernel (copies rotated)");
     for (const auto& r : rows)
-      fmt::print("{:<12} {:>8} {:>7} {:>10.2f} {:>10.3f} {:>9.1f} {:>6.1f}%  {} ({})\n",
-                 fmt::format("{}/{}x{}", r.heads.n_head, r.heads.n_kv, r.heads.head_dim), r.position, r.chunks, r.us,
-                 r.bytes / 1e6, r.gbps, 100 * r.ratio, r.spec, r.copies);
+      fmt::print("{:<12} {:>6} {:>8} {:>7} {:>10.2f} {:>10.3f} {:>9.1f} {:>6.1f}% {:>9.1f}  {} ({})\n",
+                 fmt::format("{}/{}x{}", r.heads.n_head, r.heads.n_kv, r.heads.head_dim), r.tokens, r.position,
+                 r.chunks, r.us, r.bytes / 1e6, r.gbps, 100 * r.ratio, r.gflops, r.spec, r.copies);
   });
 }
 

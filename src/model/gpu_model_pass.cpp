@@ -33,11 +33,13 @@ void GpuModel::Impl::prepare() {
   }
   att = act(B * nq, "attn");
   ff = act(B * cfg.n_ff, "ffn");
-  {  // one scratch for every layer's attention partials, sized for the larger pass
+  {  // one scratch for every layer's attention partials, sized for the largest of the passes' (B, B / 2, ..., 1 rows)
     attention::Shape as{cfg.n_head, cfg.n_head_kv, cfg.head_dim, n_ctx, 1, kv_format(opt.kv_type)};
-    uint64_t bytes = attention::scratch_bytes(*ctx, as);
-    as.m = uint32_t(B);
-    bytes = std::max(bytes, attention::scratch_bytes(*ctx, as));
+    uint64_t bytes = 0;
+    for (uint32_t r = uint32_t(B); r >= 1; r /= 2) {
+      as.m = r;
+      bytes = std::max(bytes, attention::scratch_bytes(*ctx, as));
+    }
     att_part = act((bytes + 3) / 4, "attention.partials");
   }
   logits = act(cfg.n_vocab, "logits");

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/attention/attention.hpp"
 #include "kernels/gemm/generator.hpp"
 #include "kernels/norm/twin.hpp"
 #include "kernels/rope/twin.hpp"
@@ -132,7 +133,8 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuPrompt,
 // prompt in one padded batch against the CPU, through the f32 gemm (every
 // projection split: Store, Acc, SiLU gate) and, where the adapter has packed
 // dot4, the int8 gemm (the down projection split: k = n_ff of 512, two
-// slices of 256; Acc).
+// slices of 256; Acc). The pass's attention is the prompt kernel (160 rows,
+// attention::RowsOptions::min_rows 64).
 TEST(GpuPromptSplitK, LargeBatchMatchesCpuReference) {
   const gguf::GgufFile f = gguf::GgufFile::open(tiny(Arch::Llama, Format::Q8_0, false));
   const uint32_t batch = 160;
@@ -152,6 +154,7 @@ TEST(GpuPromptSplitK, LargeBatchMatchesCpuReference) {
     o.gemm_int8 = int8;
     GpuModel g(ctx, f, o);
     ASSERT_EQ(g.prompt_passes(), std::vector<uint32_t>{batch});
+    ASSERT_GE(batch, attention::RowsOptions{}.min_rows) << "the pass should run the prompt attention kernel";
     EXPECT_EQ(g.prompt_gemm_count(), g.prompt_projection_count());
     const auto& cfg = g.config();
     if (int8)

@@ -26,16 +26,13 @@ uint64_t shared_bytes(uint32_t hg, uint32_t hd, uint32_t chunk, uint32_t wg) {
   return uint64_t{hg} * (hd + chunk + wg + top_partials(wg)) * 4;
 }
 
-namespace {
-
-// The WGSL functions k_quad(i) and v_quad(i) -> elements i .. i + 3 (i a
-// multiple of 4) of the k and v caches (f16: packed two per u32, read as
-// vec2<u32>; f32: vec4f).
-std::string kv_funcs(bool f16) {
+std::string detail::kv_funcs(bool f16) {
   if (!f16) return "fn k_quad(i: u32) -> vec4f { return kc[i / 4u]; }\nfn v_quad(i: u32) -> vec4f { return vc[i / 4u]; }";
   return "fn kv4(w: vec2<u32>) -> vec4f { return vec4f(unpack2x16float(w.x), unpack2x16float(w.y)); }\n"
          "fn k_quad(i: u32) -> vec4f { return kv4(kc[i / 4u]); }\nfn v_quad(i: u32) -> vec4f { return kv4(vc[i / 4u]); }";
 }
+
+namespace {
 
 // A WGSL function `name`(b) -> f32 folding count leaves arr[b + i * stride]
 // (stride "": 1; count a power of two) in reduce_twin.hpp's tree order: for
@@ -208,7 +205,7 @@ std::string wgsl(const KernelSpec& spec) {
       .set_u("Q_OFF", spec.offsets.q)
       .set_u("Q_ROW", spec.offsets.row ? spec.offsets.row : spec.n * spec.k)
       .set("KV_Q", f16 ? "vec2<u32>" : "vec4f")
-      .set("KV_FUNCS", kv_funcs(f16))
+      .set("KV_FUNCS", detail::kv_funcs(f16))
       .render();
 }
 
@@ -248,6 +245,7 @@ void check_tiers(const Options& o) {
 }  // namespace
 
 KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible) {
+  if (uses_rows(s, o)) return plan_rows(ctx, s, o.rows);
   check_tiers(o);
   for (const Tier& t : o.tiers)
     if (visible <= t.positions) return plan(ctx, s, o.tier_plan(t));
@@ -259,6 +257,7 @@ uint32_t dispatched_chunks(const KernelSpec& sp, uint32_t visible) {
 }
 
 uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o) {
+  if (uses_rows(s, o)) return scratch_bytes(plan_rows(ctx, s, o.rows));
   uint64_t b = scratch_bytes(plan(ctx, s, o));
   for (const Tier& t : o.tiers) b = std::max(b, scratch_bytes(plan(ctx, s, o.tier_plan(t))));
   return b;
@@ -266,7 +265,7 @@ uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o
 
 void Attention::bind(const gpu::Context& ctx, Plan& p, const Args& a, const gpu::Buffer& part) {
   const std::string key = p.spec.key();
-  p.kernel = &ctx.kernel(key, key, [&] { return wgsl(p.spec); });
+  p.kernel = &ctx.kernel(key, key, [&] { return p.spec.op == Op::AttentionRows ? rows_wgsl(p.spec) : wgsl(p.spec); });
   p.group = ctx.bind(*p.kernel, {{a.q}, {a.k}, {a.v}, {a.pos}, {a.out}, {&part}});
   if (chunks(p.spec) > 1) {
     p.comb = combine_spec(ctx, p.spec);
@@ -278,7 +277,8 @@ void Attention::bind(const gpu::Context& ctx, Plan& p, const Args& a, const gpu:
 
 Attention::Attention(const gpu::Context& ctx, const Shape& s, const Args& a, const Options& o) {
   BQ_CHECK(a.q && a.k && a.v && a.pos && a.out, "attention: a buffer is missing");
-  long_.spec = plan(ctx, s, o);
+  // Shapes of many tokens run the prompt kernel alone; others the per-token plans.
+  long_.spec = uses_rows(s, o) ? plan_rows(ctx, s, o.rows) : plan(ctx, s, o);
   const uint64_t q_bytes = uint64_t{s.m} * s.n_head * s.head_dim * 4;
   const uint64_t q_in = (s.q_off + uint64_t{s.m - 1} * s.q_row() + s.n_head * s.head_dim) * 4;
   const uint64_t kv_bytes = uint64_t{s.n_ctx} * s.n_kv_head * s.head_dim * (s.kv == Format::F16 ? 2 : 4);
@@ -286,7 +286,7 @@ Attention::Attention(const gpu::Context& ctx, const Shape& s, const Args& a, con
   BQ_CHECK(a.k->size() >= kv_bytes && a.v->size() >= kv_bytes, "attention: the k/v cache needs {} bytes", kv_bytes);
   BQ_CHECK(a.pos->size() >= uint64_t{s.m} * 4, "attention: pos needs {} bytes", uint64_t{s.m} * 4);
   check_tiers(o);
-  for (const Tier& t : o.tiers) {
+  for (const Tier& t : uses_rows(s, o) ? std::vector<Tier>{} : o.tiers) {
     tiers_.emplace_back(t.positions, Plan{});
     tiers_.back().second.spec = plan(ctx, s, o.tier_plan(t));
   }
@@ -312,7 +312,8 @@ void Attention::record(gpu::Recorder& rec, uint32_t visible) const {
   BQ_ASSERT(p.kernel, "attention: recorded before it was made");
   const KernelSpec& sp = p.spec;
   const uint32_t z = dispatched_chunks(sp, visible);
-  rec.dispatch(*p.kernel, p.group, {sp.n / sp.tile_m, sp.m, z});
+  const uint32_t y = sp.op == Op::AttentionRows ? (sp.m + sp.reg_m - 1) / sp.reg_m : sp.m;  // token tiles or tokens
+  rec.dispatch(*p.kernel, p.group, {sp.n / sp.tile_m, y, z});
   if (z > 1) rec.dispatch(*p.combine, p.comb_group, {p.comb.n, p.comb.m, z});
 }
 

@@ -38,6 +38,23 @@ struct Tier {
   uint32_t max_wg = 128, max_heads = 1, k_quads = 32, v_loads = 8;
 };
 
+// The prompt kernel (rows.wgsl): a workgroup takes a tile of tokens times
+// the query heads of one kv head and reads each tile of keys and values once
+// for all of them, where the per-token kernel reads the cache once per token.
+struct RowsOptions {
+  // Attention runs it for shapes of at least this many tokens (0: never). At
+  // 16 tokens it lost to the per-token kernel below about 1000 positions on
+  // smollm2-360m's heads, and in the models' 32-row passes from position 0;
+  // it won at 128 tokens everywhere (H100, session 40).
+  uint32_t min_rows = 64;
+  uint32_t max_wg = 256;      // the largest workgroup to plan (256 beat 128 and 64 on the H100)
+  uint32_t rows = 32;         // query rows (tokens x heads) a workgroup takes, at most
+  uint32_t keys = 32;         // keys a tile (a power of two; fewer where workgroup memory is short)
+  uint32_t max_heads = 8;     // the most query heads of a kv head's group a workgroup takes
+  uint32_t min_groups = 256;  // chunks of positions are cut until the grid has this many workgroups
+  uint32_t min_chunk = 256;   // positions a chunk keeps at least
+};
+
 struct Options {
   uint32_t max_wg = 256;  // the largest workgroup to plan (the adapter's limits may cut it)
   uint32_t chunk = 0;     // positions per workgroup (a multiple of the planned wg); 0: the wg
@@ -53,9 +70,11 @@ struct Options {
                              {.positions = 128, .max_wg = 256},
                              {.positions = 256, .max_wg = 512},
                              {.positions = 2048, .max_wg = 128, .v_loads = 16}};
+  RowsOptions rows;  // the prompt kernel, for shapes of rows.min_rows tokens or more
   // The options of tier t's plan (no tiers of their own).
   Options tier_plan(const Tier& t) const {
-    return {.max_wg = t.max_wg, .max_heads = t.max_heads, .k_quads = t.k_quads, .v_loads = t.v_loads, .tiers = {}};
+    return {.max_wg = t.max_wg, .max_heads = t.max_heads, .k_quads = t.k_quads, .v_loads = t.v_loads, .tiers = {},
+            .rows = {.min_rows = 0}};
   }
 };
 
@@ -82,6 +101,28 @@ std::string wgsl(const KernelSpec& spec);
 KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible);
 // Chunks dispatched for `visible` positions: ceil(visible / chunk), 1 to chunks(spec).
 uint32_t dispatched_chunks(const KernelSpec& spec, uint32_t visible);
+// Whether Attention runs the prompt kernel for this shape (s.m >= o.rows.min_rows > 0).
+bool uses_rows(const Shape& s, const Options& o);
+// op AttentionRows: n = n_head, k = head_dim, m = tokens, tile = n_ctx,
+// variant = n_kv_head, weight.format = the cache type, wg, tile_m = query
+// heads per workgroup HG, reg_m = tokens per workgroup TQ, reg_n = keys per
+// tile BK, tile_n = chunk (positions per workgroup z, a multiple of BK),
+// offsets as plan()'s. Sized from the adapter's invocation, workgroup-storage,
+// binding and grid limits. Grid: (n_head / HG, ceil(m / TQ), chunks).
+KernelSpec plan_rows(const gpu::Context& ctx, const Shape& s, const RowsOptions& o = {});
+// Workgroup memory of the prompt kernel for qr query rows, bk keys a tile,
+// head_dim and wg invocations, in bytes.
+uint64_t rows_shared_bytes(uint32_t qr, uint32_t bk, uint32_t head_dim, uint32_t wg);
+// The lanes that score and sum each query row of a prompt kernel: the
+// largest power of two <= wg / (query rows) and <= the keys a tile.
+uint32_t rows_lanes(const KernelSpec& spec);
+std::string rows_wgsl(const KernelSpec& spec);
+namespace detail {
+// The WGSL functions k_quad(i) and v_quad(i) -> elements i .. i + 3 (i a
+// multiple of 4) of the k and v caches (f16: packed two per u32, read as
+// vec2<u32>; f32: vec4f), for both kernels.
+std::string kv_funcs(bool f16);
+}  // namespace detail
 // op AttentionCombine of the same shape.
 KernelSpec combine_spec(const gpu::Context& ctx, const KernelSpec& spec);
 std::string combine_wgsl(const KernelSpec& spec);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/attention/register.hpp"
+#include "kernels/attention/test_inputs.hpp"
 #include "kernels/attention/twin.hpp"
 #include "quant/half.hpp"
 #include "support/contract.hpp"
@@ -28,7 +29,6 @@ namespace {
 
 using testing_support::first_poisoned;
 using testing_support::max_rel_err;
-using testing_support::random_floats;
 
 struct Case {
   uint32_t n_head, n_kv, hd, n_ctx;
@@ -44,27 +44,16 @@ std::vector<float> run_case(const Case& c, Format kv) {
   const uint32_t nq = c.n_head * c.hd, nkv = c.n_kv * c.hd;
   Shape s{c.n_head, c.n_kv, c.hd, c.n_ctx, m, kv};
   if (c.fused_q) s.q_stride = nq + 2 * nkv;
-  const auto qrows = random_floats(size_t(m) * s.q_row(), 41, -2.f, 2.f);
-  auto k = random_floats(size_t(c.n_ctx) * nkv, 42), v = random_floats(size_t(c.n_ctx) * nkv, 43, -3.f, 3.f);
-  auto cache = [&](std::vector<float>& x, const char* name) {
-    if (kv == Format::F32) return ctx.storage<float>(x, name);
-    std::vector<uint16_t> h(x.size());
-    for (size_t i = 0; i < x.size(); ++i) h[i] = f32_to_f16(x[i]), x[i] = f16_to_f32(h[i]);
-    return ctx.storage<uint16_t>(h, name);
-  };
-  const gpu::Buffer bq = ctx.storage<float>(qrows, "q"), bk = cache(k, "k"), bv = cache(v, "v");
-  const gpu::Buffer bpos = ctx.storage<uint32_t>(c.pos, "pos");
-  std::vector<float> poison(size_t(m) * nq);
-  testing_support::poison(poison);
-  const gpu::Buffer out = ctx.storage<float>(poison, "out");
-  const Attention att(ctx, s, {&bq, &bk, &bv, &bpos, &out}, c.opt);
-  uint32_t visible = 0;
-  for (uint32_t p : c.pos) visible = std::max(visible, p == 0xffffffffu ? 0u : std::min(p + 1, c.n_ctx));
+  const testing::Inputs in = testing::make_inputs(ctx, s, c.pos, 41);
+  const auto& qrows = in.q;
+  const auto &k = in.k, &v = in.v;
+  const Attention att(ctx, s, in.args(), c.opt);
+  const uint32_t visible = in.visible;
   const KernelSpec& sp = att.spec(visible);
   gpu::Recorder r(ctx);
   att.record(r, visible);
   r.submit();
-  const auto got = ctx.download<float>(out);
+  const auto got = ctx.download<float>(in.out);
   EXPECT_EQ(first_poisoned(got), -1) << "an output was never written";
   const uint32_t dispatched = std::max(1u, (visible + sp.tile_n - 1) / sp.tile_n);
   double err_twin = 0, err_ref = 0;

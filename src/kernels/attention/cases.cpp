@@ -55,6 +55,13 @@ Case make_case(const std::string& name, const contract::json& opt,
       c.o.tiers.push_back(
           {.positions = p, .max_wg = opt.value("short_workgroup_size", 128u), .max_heads = opt.value("short_max_heads", 1u)});
   }
+  // The prompt kernel: rows_min tokens or more (0: never), its workgroup, keys a tile and chunking.
+  c.o.rows.min_rows = opt.value("rows_min", c.o.rows.min_rows);
+  c.o.rows.max_wg = opt.value("rows_workgroup_size", c.o.rows.max_wg);
+  c.o.rows.rows = opt.value("rows_rows", c.o.rows.rows);
+  c.o.rows.keys = opt.value("rows_keys", c.o.rows.keys);
+  c.o.rows.min_groups = opt.value("rows_min_groups", c.o.rows.min_groups);
+  c.o.rows.min_chunk = opt.value("rows_min_chunk", c.o.rows.min_chunk);
   c.q = q.as<float>();
   c.kb = k.bytes, c.vb = v.bytes;
   auto floats = [&](const HostTensor& t) {
@@ -76,10 +83,15 @@ std::vector<float> twin_out(const gpu::Context& ctx, const Case& c) {
   const KernelSpec sp = plan_for(ctx, c.s, c.o, c.visible);
   const uint32_t nq = c.s.n_head * c.s.head_dim;
   std::vector<float> out(size_t(c.s.m) * nq);
-  for (uint32_t t = 0; t < c.s.m; ++t)
-    twin::attention_decode(std::span(c.q).subspan(size_t(t) * nq, nq), c.k, c.v, std::span(out).subspan(size_t(t) * nq, nq),
-                           {c.s.n_head, c.s.n_kv_head, c.s.head_dim, seen(c, t)},
-                           {sp.wg, sp.tile_n, dispatched_chunks(sp, c.visible)});
+  for (uint32_t t = 0; t < c.s.m; ++t) {
+    const auto qt = std::span(c.q).subspan(size_t(t) * nq, nq);
+    const auto ot = std::span(out).subspan(size_t(t) * nq, nq);
+    const twin::AttentionShape ts{c.s.n_head, c.s.n_kv_head, c.s.head_dim, seen(c, t)};
+    if (sp.op == Op::AttentionRows)
+      twin::attention_rows(qt, c.k, c.v, ot, ts, {sp.reg_n, rows_lanes(sp), sp.tile_n, dispatched_chunks(sp, c.visible)});
+    else
+      twin::attention_decode(qt, c.k, c.v, ot, ts, {sp.wg, sp.tile_n, dispatched_chunks(sp, c.visible)});
+  }
   return out;
 }
 
@@ -123,7 +135,8 @@ CaseResult run(gpu::Context& ctx, const contract::TestCase& tc) {
     r.tol_twin = tc.tolerance.vs_twin;
     r.tol_ref = tc.tolerance.vs_ref;
     r.pass = r.max_rel_vs_twin <= r.tol_twin && r.max_rel_vs_ref <= r.tol_ref;
-    r.detail = fmt::format("{} tokens, {} positions seen, {} chunk(s) of {}, wg {}, {} head(s) a workgroup", c.s.m,
+    r.detail = fmt::format("{}{} tokens, {} positions seen, {} chunk(s) of {}, wg {}, {} head(s) a workgroup",
+                           sp.op == Op::AttentionRows ? "prompt kernel: " : "", c.s.m,
                            c.visible, dispatched_chunks(sp, c.visible), sp.tile_n, sp.wg, sp.tile_m);
     return r;
   });
@@ -138,7 +151,8 @@ BenchRow bench(gpu::Context& ctx, const contract::BenchCase& bc) {
   const uint64_t elem = c.s.kv == Format::F16 ? 2 : 4;
   row.bytes = 2 * uint64_t{c.visible} * c.s.n_kv_head * c.s.head_dim * elem + 2 * c.q.size() * 4;
   row.gbps = double(row.bytes) / (row.us_median * 1e3);
-  row.detail = fmt::format("{} chunk(s) of {}, wg {}, {} head(s) a workgroup", dispatched_chunks(sp, c.visible),
+  row.detail = fmt::format("{}{} chunk(s) of {}, wg {}, {} head(s) a workgroup",
+                           sp.op == Op::AttentionRows ? "prompt kernel: " : "", dispatched_chunks(sp, c.visible),
                            sp.tile_n, sp.wg, sp.tile_m);
   return row;
 }
@@ -161,8 +175,9 @@ kernels::Program program(const gpu::Context& ctx, const contract::TestCase& tc) 
   const uint32_t bp = add("pos", c.pos.size() * 4, c.pos.data(), c.pos.size() * 4);
   const uint32_t bo = add("output", c.q.size() * 4, nullptr, 0, kPoison);
   const uint32_t bt = add("partials", scratch_bytes(sp), nullptr, 0, kPoison);
-  prog.kernels.push_back({sp.key(), wgsl(sp), sp.wg});
-  prog.dispatches.push_back({0, {bq, bk, bv, bp, bo, bt}, {sp.n / sp.tile_m, sp.m, z}});
+  const bool rows = sp.op == Op::AttentionRows;
+  prog.kernels.push_back({sp.key(), rows ? rows_wgsl(sp) : wgsl(sp), sp.wg});
+  prog.dispatches.push_back({0, {bq, bk, bv, bp, bo, bt}, {sp.n / sp.tile_m, rows ? (sp.m + sp.reg_m - 1) / sp.reg_m : sp.m, z}});
   if (z > 1) {
     const KernelSpec cs = combine_spec(ctx, sp);
     prog.kernels.push_back({cs.key(), combine_wgsl(cs), cs.wg});

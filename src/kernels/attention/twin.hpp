@@ -22,6 +22,14 @@
 //   M = max(M, m_c) from -FLT_MAX;  w_c = expf(m_c - M)
 //   L = L + w_c * l_c from 0.0f;  out[d] = (acc = acc + w_c * o_c[d] from 0.0f) / L
 // n == 0 (a padding token) gives out = 0.
+//
+// attention_rows, the prompt kernel (rows.wgsl): chunk c's partial runs over
+// tiles of `keys` positions from j0 in order, from m = -FLT_MAX, l = 0, o = 0:
+//   s[j]  as above, for the tile's nv visible positions
+//   mt    = max over j of s[j] (from -FLT_MAX);  mn = max(m, mt);  a = expf(m - mn)
+//   p[j]  = expf(s[j] - mn);  part_e = (part_e + p[e + lanes * u] for u in order, from 0.0f), e < lanes
+//   l     = l * a + (sum + part_e for e in order, from 0.0f);  m = mn;  o[d] = o[d] * a, then o[d] = o[d] + p[j] * v[j0+j,kh,d] in order
+// then out = o / l with one chunk dispatched, else the combine above.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -47,6 +55,17 @@ uint32_t attention_v_groups(uint32_t wg, uint32_t head_dim);
 // q: [n_head, head_dim]; k, v: [>= n_ctx, n_kv_head, head_dim]; out: [n_head, head_dim].
 void attention_decode(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                       std::span<float> out, const AttentionShape& shape, const AttentionSpec& spec);
+
+struct AttentionRowsSpec {
+  uint32_t keys = 32;   // positions a tile
+  uint32_t lanes = 1;   // lanes a query row's sum is split over (a power of two dividing keys)
+  uint32_t chunk = 32;  // positions per workgroup (a multiple of keys)
+  uint32_t chunks = 1;  // chunks dispatched (the grid's z); 1: no combine
+};
+
+// The prompt kernel's order, for one token; shapes as attention_decode's.
+void attention_rows(std::span<const float> q, std::span<const float> k, std::span<const float> v,
+                    std::span<float> out, const AttentionShape& shape, const AttentionRowsSpec& spec);
 
 // Float64 reference; out: [n_head, head_dim].
 void attention_decode_ref(std::span<const float> q, std::span<const float> k, std::span<const float> v,

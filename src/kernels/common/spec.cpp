@@ -15,6 +15,7 @@ std::string_view op_name(Op op) {
     case Op::Rope: return "rope";
     case Op::Attention: return "attention";
     case Op::AttentionCombine: return "attention_combine";
+    case Op::AttentionRows: return "attention_rows";
     case Op::SiluGate: return "silu_gate";
     case Op::Softmax: return "softmax";
     case Op::Add: return "add";

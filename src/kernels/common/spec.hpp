@@ -11,7 +11,7 @@
 
 namespace blockq {
 
-enum class Op : uint8_t { Matvec, Gemm, Gather, Embed, RmsNorm, Rope, Attention, AttentionCombine, SiluGate, Softmax, Add, Copy, SplitSum, Rows, QuantX, SampleTopK, SamplePick, SamplePenalty, SampleBias };
+enum class Op : uint8_t { Matvec, Gemm, Gather, Embed, RmsNorm, Rope, Attention, AttentionCombine, SiluGate, Softmax, Add, Copy, SplitSum, Rows, QuantX, SampleTopK, SamplePick, SamplePenalty, SampleBias, AttentionRows };
 
 // The weight encoding a kernel reads: a ggml format, or ONNX's block-quantized
 // layout (MatMulNBits / GatherBlockQuantized).
