@@ -164,6 +164,22 @@ TEST(AttentionRowsPlan, FitsTheLimitsAndIsPickedByTokens) {
   EXPECT_EQ(plan_for(ctx, few, {}, 300).op, Op::Attention);
   EXPECT_EQ(plan_for(ctx, many, {}, 300).op, Op::AttentionRows);
   EXPECT_EQ(scratch_bytes(ctx, many, {}), scratch_bytes(plan_rows(ctx, many, {})));
+  // A long prompt pass keeps few partials: llama-3-8b's heads, 512 tokens
+  // over 8192 positions need no chunks (512 workgroups), where the per-token
+  // plans keep [512, 32, chunks, 130] f32 of them (545 MB; under 128 MiB
+  // bindings they cannot be planned at all).
+  const Shape pass512{32, 8, 128, 8192, 512, Format::F16};
+  const uint64_t rows_b = scratch_bytes(ctx, pass512, {});
+  EXPECT_EQ(chunks(plan_rows(ctx, pass512)), 1u);
+  try {
+    const uint64_t tok_b = scratch_bytes(ctx, pass512, {.rows = {.min_rows = 0}});
+    fmt::print("8B heads, 512 tokens, 8192 positions: partials {} bytes (prompt kernel), {} (per-token plans)\n",
+               rows_b, tok_b);
+    EXPECT_LT(rows_b * 1000, tok_b);
+  } catch (const Error& e) {
+    fmt::print("8B heads, 512 tokens, 8192 positions: partials {} bytes (prompt kernel); per-token plans: {}\n",
+               rows_b, e.what());
+  }
   try {
     plan_rows(ctx, {4, 2, 62, 16, 20});
     ADD_FAILURE() << "no error for head_dim 62";
