@@ -78,6 +78,9 @@ void add_bench_attention(CLI::App& app, GlobalOptions& g) {
                   "(default: the model's)");
   auto& r = a.rows;
   cmd->add_option("--rows-min", r.min_rows, "Tokens from which the prompt kernel runs (0: never)");
+  cmd->add_option("--rows-min-far", r.min_rows_far,
+                  "Tokens from which it runs in steps beyond --rows-far-positions positions (0: never)");
+  cmd->add_option("--rows-far-positions", r.far_positions, "Positions beyond which --rows-min-far applies");
   cmd->add_option("--rows-wg", r.max_wg, "The prompt kernel's largest workgroup");
   cmd->add_option("--rows-rows", r.rows, "The prompt kernel's most query rows (tokens x heads) a workgroup");
   cmd->add_option("--rows-keys", r.keys, "The prompt kernel's keys a tile (a power of two)");

@@ -245,7 +245,7 @@ void check_tiers(const Options& o) {
 }  // namespace
 
 KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible) {
-  if (uses_rows(s, o)) return plan_rows(ctx, s, o.rows);
+  if (uses_rows(s, o) || (uses_rows_far(s, o) && visible > o.rows.far_positions)) return plan_rows(ctx, s, o.rows);
   check_tiers(o);
   for (const Tier& t : o.tiers)
     if (visible <= t.positions) return plan(ctx, s, o.tier_plan(t));
@@ -260,6 +260,7 @@ uint64_t scratch_bytes(const gpu::Context& ctx, const Shape& s, const Options& o
   if (uses_rows(s, o)) return scratch_bytes(plan_rows(ctx, s, o.rows));
   uint64_t b = scratch_bytes(plan(ctx, s, o));
   for (const Tier& t : o.tiers) b = std::max(b, scratch_bytes(plan(ctx, s, o.tier_plan(t))));
+  if (uses_rows_far(s, o)) b = std::max(b, scratch_bytes(plan_rows(ctx, s, o.rows)));
   return b;
 }
 
@@ -290,6 +291,10 @@ Attention::Attention(const gpu::Context& ctx, const Shape& s, const Args& a, con
     tiers_.emplace_back(t.positions, Plan{});
     tiers_.back().second.spec = plan(ctx, s, o.tier_plan(t));
   }
+  if (uses_rows_far(s, o)) {
+    far_.spec = plan_rows(ctx, s, o.rows);
+    far_positions_ = o.rows.far_positions;
+  }
   const uint64_t need = scratch_bytes(ctx, s, o);
   const gpu::Buffer* part = a.part;
   if (!part) {
@@ -299,9 +304,11 @@ Attention::Attention(const gpu::Context& ctx, const Shape& s, const Args& a, con
   BQ_CHECK(part->size() >= need, "attention: the partials need {} bytes, the scratch has {}", need, part->size());
   bind(ctx, long_, a, *part);
   for (auto& [positions, p] : tiers_) bind(ctx, p, a, *part);
+  if (far_positions_) bind(ctx, far_, a, *part);
 }
 
 const Attention::Plan& Attention::pick(uint32_t visible) const {
+  if (far_positions_ && visible > far_positions_) return far_;
   for (const auto& [positions, p] : tiers_)
     if (visible <= positions) return p;
   return long_;

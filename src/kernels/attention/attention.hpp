@@ -47,6 +47,14 @@ struct RowsOptions {
   // smollm2-360m's heads, and in the models' 32-row passes from position 0;
   // it won at 128 tokens everywhere (H100, session 40).
   uint32_t min_rows = 64;
+  // Fewer tokens, from min_rows_far on (0: never), run it in the steps that
+  // see more than far_positions positions, the per-token plans in the others
+  // (a chat turn's few tokens after a long history). At 16 tokens (H100,
+  // session 40) it won from 1024 positions on on llama-3-8b's and
+  // llama-3.2-1b's heads and at 4096 on smollm2-360m's, where it lost by
+  // 1.8 us at 1024 and by 12.7 at 512.
+  uint32_t min_rows_far = 16;
+  uint32_t far_positions = 512;
   uint32_t max_wg = 256;      // the largest workgroup to plan (256 beat 128 and 64 on the H100)
   uint32_t rows = 32;         // query rows (tokens x heads) a workgroup takes, at most
   uint32_t keys = 32;         // keys a tile (a power of two; fewer where workgroup memory is short)
@@ -101,8 +109,12 @@ std::string wgsl(const KernelSpec& spec);
 KernelSpec plan_for(const gpu::Context& ctx, const Shape& s, const Options& o, uint32_t visible);
 // Chunks dispatched for `visible` positions: ceil(visible / chunk), 1 to chunks(spec).
 uint32_t dispatched_chunks(const KernelSpec& spec, uint32_t visible);
-// Whether Attention runs the prompt kernel for this shape (s.m >= o.rows.min_rows > 0).
+// Whether Attention runs the prompt kernel for this shape alone (s.m >=
+// o.rows.min_rows > 0), or besides the per-token plans for steps that see
+// more than o.rows.far_positions positions (s.m >= o.rows.min_rows_far > 0,
+// n_ctx beyond far_positions).
 bool uses_rows(const Shape& s, const Options& o);
+bool uses_rows_far(const Shape& s, const Options& o);
 // op AttentionRows: n = n_head, k = head_dim, m = tokens, tile = n_ctx,
 // variant = n_kv_head, weight.format = the cache type, wg, tile_m = query
 // heads per workgroup HG, reg_m = tokens per workgroup TQ, reg_n = keys per
@@ -163,6 +175,8 @@ class Attention {
   void bind(const gpu::Context& ctx, Plan& p, const Args& a, const gpu::Buffer& part);
   Plan long_;
   std::vector<std::pair<uint32_t, Plan>> tiers_;  // (positions, plan), ascending
+  Plan far_;                // the prompt kernel for steps beyond far_positions_ (uses_rows_far)
+  uint32_t far_positions_ = 0;
   gpu::Buffer part_;
 };
 

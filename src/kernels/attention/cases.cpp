@@ -62,6 +62,8 @@ Case make_case(const std::string& name, const contract::json& opt,
   c.o.rows.keys = opt.value("rows_keys", c.o.rows.keys);
   c.o.rows.min_groups = opt.value("rows_min_groups", c.o.rows.min_groups);
   c.o.rows.min_chunk = opt.value("rows_min_chunk", c.o.rows.min_chunk);
+  c.o.rows.min_rows_far = opt.value("rows_min_far", c.o.rows.min_rows_far);
+  c.o.rows.far_positions = opt.value("rows_far_positions", c.o.rows.far_positions);
   c.q = q.as<float>();
   c.kb = k.bytes, c.vb = v.bytes;
   auto floats = [&](const HostTensor& t) {

@@ -56,6 +56,10 @@ uint32_t rows_lanes(const KernelSpec& sp) { return lanes(sp.wg, sp.reg_m * sp.ti
 
 bool uses_rows(const Shape& s, const Options& o) { return o.rows.min_rows > 0 && s.m >= o.rows.min_rows; }
 
+bool uses_rows_far(const Shape& s, const Options& o) {
+  return !uses_rows(s, o) && o.rows.min_rows_far > 0 && s.m >= o.rows.min_rows_far && s.n_ctx > o.rows.far_positions;
+}
+
 KernelSpec plan_rows(const gpu::Context& ctx, const Shape& s, const RowsOptions& o) {
   BQ_CHECK(s.n_head > 0 && s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0 && s.n_ctx > 0 && s.m > 0,
            "attention: n_head {} must be a multiple of n_kv_head {}, n_ctx {} and tokens {} non-zero", s.n_head,

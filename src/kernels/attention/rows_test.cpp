@@ -39,9 +39,10 @@ std::vector<uint32_t> pass(uint32_t p0, uint32_t m) {
   return p;
 }
 
-// Runs the case through Attention (which must pick the prompt kernel),
-// checks it against the twin and float64, and returns the plan it ran.
-KernelSpec run_case(const Case& c, Format kv) {
+// Runs the case through Attention (which must pick the prompt kernel, or
+// the per-token kernel where `op` says so), checks it against that kernel's
+// twin and float64, and returns the plan it ran.
+KernelSpec run_case(const Case& c, Format kv, Op op = Op::AttentionRows) {
   gpu::Context& ctx = testing_support::test_context();
   const uint32_t m = uint32_t(c.pos.size());
   const uint32_t nq = c.n_head * c.hd, nkv = c.n_kv * c.hd;
@@ -54,8 +55,9 @@ KernelSpec run_case(const Case& c, Format kv) {
   const Attention att(ctx, s, in.args(), o);
   const uint32_t visible = in.visible;
   const KernelSpec sp = att.spec(visible);
-  EXPECT_EQ(sp.op, Op::AttentionRows);
-  EXPECT_EQ(sp, plan_rows(ctx, s, c.ro));
+  EXPECT_EQ(sp.op, op);
+  EXPECT_EQ(sp, plan_for(ctx, s, o, visible));
+  if (op == Op::AttentionRows) EXPECT_EQ(sp, plan_rows(ctx, s, c.ro));
   gpu::Recorder r(ctx);
   att.record(r, visible);
   r.submit();
@@ -69,7 +71,10 @@ KernelSpec run_case(const Case& c, Format kv) {
     std::vector<float> want(nq);
     std::vector<double> ref(nq);
     const twin::AttentionShape ts{c.n_head, c.n_kv, c.hd, n};
-    twin::attention_rows(qt, k, v, want, ts, {sp.reg_n, rows_lanes(sp), sp.tile_n, dispatched});
+    if (op == Op::AttentionRows)
+      twin::attention_rows(qt, k, v, want, ts, {sp.reg_n, rows_lanes(sp), sp.tile_n, dispatched});
+    else
+      twin::attention_decode(qt, k, v, want, ts, {sp.wg, sp.tile_n, dispatched});
     twin::attention_decode_ref(qt, k, v, ref, ts);
     const std::span<const float> g(got.data() + size_t(t) * nq, nq);
     if (n == 0) {
@@ -79,11 +84,13 @@ KernelSpec run_case(const Case& c, Format kv) {
     err_twin = std::max(err_twin, max_rel_err(g, want));
     err_ref = std::max(err_ref, max_rel_err(g, ref));
   }
-  const std::string what = fmt::format(
-      "{} {}/{} heads hd {} ctx {}, {} tokens seeing up to {}: {} tokens x {} heads a workgroup, {} keys a tile, "
-      "wg {}, {} chunk(s) of {}",
-      traits(kv).name, c.n_head, c.n_kv, c.hd, c.n_ctx, m, visible, sp.reg_m, sp.tile_m, sp.reg_n, sp.wg, dispatched,
-      sp.tile_n);
+  const std::string plan =
+      op == Op::AttentionRows
+          ? fmt::format("{} tokens x {} heads a workgroup, {} keys a tile", sp.reg_m, sp.tile_m, sp.reg_n)
+          : fmt::format("the per-token kernel, {} heads a workgroup", sp.tile_m);
+  const std::string what = fmt::format("{} {}/{} heads hd {} ctx {}, {} tokens seeing up to {}: {}, wg {}, {} chunk(s) of {}",
+                                       traits(kv).name, c.n_head, c.n_kv, c.hd, c.n_ctx, m, visible, plan, sp.wg,
+                                       dispatched, sp.tile_n);
   fmt::print("{}: max rel err vs twin {:.3g}, vs float64 {:.3g}\n", what, err_twin, err_ref);
   EXPECT_LT(err_twin, 2e-6) << what;  // expf and FMA contraction may differ by ulps
   EXPECT_LT(err_ref, 2e-5) << what;
@@ -131,6 +138,17 @@ TEST_P(AttentionRows, ChunksMatchTwin) {
   run_case({8, 2, 32, 128, p, ro}, GetParam());
 }
 
+// Steps of fewer tokens than min_rows, from min_rows_far on, run the prompt
+// kernel where they see more than far_positions positions and the
+// per-token plans elsewhere, in one attention; both match their twins.
+TEST_P(AttentionRows, FarStepsOfFewTokens) {
+  const RowsOptions ro{.min_rows = 64, .min_rows_far = 8, .far_positions = 100};
+  run_case({4, 2, 64, 300, pass(80, 20), ro}, GetParam(), Op::Attention);        // sees 100: per-token
+  run_case({4, 2, 64, 300, pass(81, 20), ro}, GetParam(), Op::AttentionRows);    // sees 101
+  run_case({4, 2, 64, 300, pass(200, 7), ro}, GetParam(), Op::Attention);        // 7 tokens: per-token
+  run_case({4, 2, 64, 100, pass(80, 20), ro}, GetParam(), Op::Attention);        // a cache of 100: never
+}
+
 INSTANTIATE_TEST_SUITE_P(Kv, AttentionRows, ::testing::Values(Format::F32, Format::F16),
                          [](const auto& info) { return std::string(traits(info.param).name); });
 
@@ -161,6 +179,12 @@ TEST(AttentionRowsPlan, FitsTheLimitsAndIsPickedByTokens) {
   EXPECT_FALSE(uses_rows(few, {}));
   EXPECT_TRUE(uses_rows(many, {}));
   EXPECT_FALSE(uses_rows(many, {.rows = {.min_rows = 0}}));
+  EXPECT_FALSE(uses_rows_far(few, {}));  // 300 positions: not beyond far_positions
+  const Shape far{4, 2, 64, 2000, 16, Format::F32};
+  EXPECT_TRUE(uses_rows_far(far, {}));
+  EXPECT_EQ(plan_for(ctx, far, {}, 512).op, Op::Attention);
+  EXPECT_EQ(plan_for(ctx, far, {}, 513).op, Op::AttentionRows);
+  EXPECT_GE(scratch_bytes(ctx, far, {}), scratch_bytes(plan_rows(ctx, far, {})));
   EXPECT_EQ(plan_for(ctx, few, {}, 300).op, Op::Attention);
   EXPECT_EQ(plan_for(ctx, many, {}, 300).op, Op::AttentionRows);
   EXPECT_EQ(scratch_bytes(ctx, many, {}), scratch_bytes(plan_rows(ctx, many, {})));
