@@ -2,7 +2,7 @@
 // chunks) with its twin (twin::attention_rows) and with float64, on random q
 // and caches (f32 and f16): prompt passes from position 0 and further on,
 // token counts that are not a multiple of the workgroup's tokens, GQA groups
-// of 1 to 8, head_dim 32 to 128, q inside fused QKV rows, a padding token,
+// of 1 to 8, head_dim 32 to 256, q inside fused QKV rows, a padding token,
 // one chunk and several; outputs poisoned first. Also the plan's limits and
 // the choice between it and the per-token kernel.
 #include <fmt/format.h>
@@ -105,6 +105,7 @@ TEST_P(AttentionRows, PromptPassesMatchTwin) {
   run_case({6, 2, 32, 80, pass(3, 21)}, GetParam());              // GQA 3
   run_case({8, 1, 128, 90, pass(10, 9)}, GetParam());             // GQA 8, head_dim 128
   run_case({3, 3, 32, 70, pass(0, 33)}, GetParam());              // no GQA
+  run_case({2, 1, 256, 40, pass(5, 9)}, GetParam());              // head_dim 256: fewer rows a workgroup
   run_case({4, 2, 32, 64, pass(30, 17), {.min_rows = 1}, true}, GetParam());  // q in fused QKV rows
 }
 
