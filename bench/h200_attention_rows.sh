@@ -3,7 +3,9 @@
 # 40). test_k_attention, then `bench attention --tokens` for three models'
 # heads, prompt passes of TOKENS tokens ending at POSITIONS, under each
 # variant of VARIANTS ("name|options"; "tok|--rows-min 0" is the per-token
-# kernel), in REPS alternating rounds; a table of µs by variant last.
+# kernel; a name starting with "old" runs .devrun/build/bin/blockq_old, an
+# earlier build, carried), in REPS alternating rounds; a table of µs by
+# variant last.
 # Expects the carried folders that bench/h200.sh does.
 # Usage: OUT=... bench/h200_attention_rows.sh
 set -u
@@ -32,7 +34,8 @@ fi
 for rep in $(seq "$REPS"); do
   echo "$VARIANTS" | while IFS='|' read -r name args; do
     [ -z "$name" ] && continue
-    timeout ${BENCH_TIMEOUT:-120} $B/blockq bench attention --heads "$HEADS" --positions "$POSITIONS" --tokens "$TOKENS" \
+    bin=$B/blockq; [[ $name == old* ]] && bin=$B/blockq_old
+    timeout ${BENCH_TIMEOUT:-120} $bin bench attention --heads "$HEADS" --positions "$POSITIONS" --tokens "$TOKENS" \
       --samples ${SAMPLES:-7} $args 2>&1 | grep -E "^(device|[0-9]+/[0-9]+x|Error|error)" | sed "s|^|$name |" >> "$OUT/attention-rows.txt"
   done
 done

@@ -70,7 +70,7 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                 "and sum with dot4I8Packed (the default, where the adapter has packed dot4); --f32-activations: "
                 "f32 x everywhere");
   cmd->add_flag("--int8-gemm,!--f32-gemm", a.int8_gemm,
-                "Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights of any size quantize x to int8 per block of 32 "
+                "Prompt gemms of Q8_0, Q4_x, Q5_x and K-quant weights of any size quantize x to int8 per block of 32 "
                 "and sum with dot4I8Packed (the default, where the adapter has packed dot4 and int8 activations are "
                 "on); --f32-gemm: the f32 gemm");
   cmd->add_flag("--gemm-tuned", a.gemm_tuned,

@@ -89,7 +89,7 @@ struct GpuModelOptions {
   // on disk), else the default; for adapters whose defaults were never
   // measured.
   bool gemm_tuned = false;
-  // Prompt gemms of Q8_0, Q4_0, Q4_1 and Q4_K weights with int8 activations (the int8
+  // Prompt gemms of Q8_0, Q4_x, Q5_x and K-quant weights with int8 activations (the int8
   // gemm, gemm::plan_int8: x quantized per block of 32, dot4I8Packed), where
   // the adapter has packed dot4 and int8_activations is on, on weights of any
   // size (int8_min_elements is the token matvecs'). On the H200 it took the

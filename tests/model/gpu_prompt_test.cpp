@@ -119,6 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuPrompt,
                          ::testing::Values(Case{Arch::Llama, Format::Q8_0, false, KvType::F16},
                                            Case{Arch::Llama, Format::Q4_0, false, KvType::F32},
                                            Case{Arch::Llama, Format::Q4_K, false, KvType::F16},
+                                           Case{Arch::Llama, Format::Q5_K, false, KvType::F16},
                                            Case{Arch::Qwen2, Format::Q8_0, false, KvType::F32},
                                            Case{Arch::Llama, Format::Q8_0, true, KvType::F16}),
                          [](const auto& info) {

@@ -7,7 +7,7 @@
 // matvec layout; the {{FMT}} snippet gives each block's 8 words of codes as
 // packed int8 (qw; the 4-bit formats: nibbles 0..15, OFF 8 for Q4_0), its
 // f32 scale (dw) and, for Q4_1 and Q4_K, its min (mw: acc also adds
-// (mw * dx) * f32(sum of qx)).
+// mw * (dx * f32(sum of qx))).
 // Workgroup (wid.x, wid.y) owns tokens [m0, m0 + TM) x rows [n0, n0 + TN) of
 // this dispatch's row chunk. Per step of KS blocks of k it stages the tile's
 // x words and W words k-major (vec4 rows of 4 tokens or rows, padded by one
@@ -48,7 +48,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       if (m0 + r < params.m) {
         let mt = xq[meta0 + (m0 + r) * KB + kb0 + i / TM];
         d = bitcast<f32>(mt.x);
-        c = bitcast<i32>(mt.y) + bitcast<i32>(mt.z);
+        c = {{XC}};  // the block's code sum (Q6_K: each half's, in 16 bits)
       }
       xd[i] = d;
       xc[i] = c;

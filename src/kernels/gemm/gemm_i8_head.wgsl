@@ -17,6 +17,11 @@ const WG: u32 = TMT * TNT;
 const XP4: u32 = TM / 4u + 1u;  // xs stride per word in vec4 (padded)
 const WP4: u32 = TN / 4u + 1u;  // ws stride per word in vec4 (padded)
 const OFF: i32 = {{OFF}};
+// f32(i) for |i| < 2^22, exactly, without a conversion: the bits of
+// MAGIC + i as f32 are 1.5 * 2^23 + i; less MAGIC_F they are i (a block's
+// sums stay below 32 * 128 * 127 + OFF * 32 * 127).
+const MAGIC: i32 = 0x4b400000;
+const MAGIC_F: f32 = 12582912.0;
 
 struct Params { row0: u32, rows: u32, m: u32, n: u32 }
 

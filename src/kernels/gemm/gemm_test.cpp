@@ -55,7 +55,7 @@ std::string param_name(const ::testing::TestParamInfo<std::tuple<int, std::strin
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormatsAllHooks, GemmParity,
-                         ::testing::Combine(::testing::Range(0, 6), ::testing::Values("store", "acc", "silu")),
+                         ::testing::Combine(::testing::Range(0, kNumFormats), ::testing::Values("store", "acc", "silu")),
                          param_name);
 
 // The pipelined kernel on every format: a tiling whose x staging leaves a
@@ -81,7 +81,7 @@ TEST_P(GemmPipelined, MatchesTwinAndFloat64) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, GemmPipelined, ::testing::Range(0, 6),
+INSTANTIATE_TEST_SUITE_P(AllFormats, GemmPipelined, ::testing::Range(0, kNumFormats),
                          [](const ::testing::TestParamInfo<int>& i) { return std::string(traits(kFormats[i.param]).name); });
 
 // The paired step loop (constant buffer halves) and split-k on every format:
@@ -112,7 +112,7 @@ TEST_P(GemmSplitK, MatchesTwinAndFloat64) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, GemmSplitK, ::testing::Range(0, 6),
+INSTANTIATE_TEST_SUITE_P(AllFormats, GemmSplitK, ::testing::Range(0, kNumFormats),
                          [](const ::testing::TestParamInfo<int>& i) { return std::string(traits(kFormats[i.param]).name); });
 
 TEST(Gemm, SplitKPartialsPastTheBindingLimitAreAClearError) {
@@ -231,11 +231,12 @@ TEST(Gemm, MatmulRunsBothKernelsOnOneUpload) {
       EXPECT_LT(gr, 5e-4) << traits(f).name << " " << h;
       EXPECT_LT(mr, 5e-4) << traits(f).name << " " << h;
     }
-  // Q5_K: no gemm decoder, so m = 64 with no crossover given (no measurement) is a matvec.
-  auto q5 = quantize(Format::Q5_K, ts::random_normal(size_t{8} * 256, 800, 0.f, 0.5f));
-  const matvec::Weights w5 = matvec::upload(ctx, matvec::HostWeight{kind_of(Format::Q5_K), 8, 256, q5}, "mm.q5k");
-  EXPECT_FALSE(gemm_reads(kind_of(Format::Q5_K), 256));
-  EXPECT_TRUE(gemm_reads(kind_of(Format::Q4_K), 256));
+  // BF16: no gemm decoder, so m = 64 with no crossover given (no measurement) is a matvec.
+  auto q5 = quantize(Format::BF16, ts::random_normal(size_t{8} * 256, 800, 0.f, 0.5f));
+  const matvec::Weights w5 = matvec::upload(ctx, matvec::HostWeight{kind_of(Format::BF16), 8, 256, q5}, "mm.bf16");
+  EXPECT_FALSE(gemm_reads(kind_of(Format::BF16), 256));
+  EXPECT_TRUE(gemm_reads(kind_of(Format::Q5_K), 256));
+  EXPECT_FALSE(gemm_reads(kind_of(Format::Q5_K), 64));
   auto xb = ctx.storage<float>(ts::random_normal(size_t{64} * 256, 801, 0.f, 1.f), "mm.x5");
   auto yb = ctx.create_buffer(size_t{64} * 8 * 4, gpu::kStorage, "mm.y5");
   EXPECT_FALSE(matmul(ctx, {&w5, nullptr, &xb, &yb, 64}).uses_gemm());
@@ -362,7 +363,7 @@ TEST(Gemm, BadInputIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("multiple"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(plan(ctx, kind_of(Format::Q5_K), 8, 256, 8), Error);
+  EXPECT_THROW(plan(ctx, kind_of(Format::BF16), 8, 256, 8), Error);  // no gemm decoder
   Hooks rope;
   rope.epilogue = Epilogue::Rope;
   EXPECT_THROW(plan(ctx, kind_of(Format::Q8_0), 8, 64, 8, rope), Error);

@@ -25,7 +25,10 @@ std::string fmt_file(Format f) {
     case Format::Q8_0: return "q8_0.wgsl";
     case Format::Q4_0: return "q4_0.wgsl";
     case Format::Q4_1: return "q4_1.wgsl";
+    case Format::Q5_0: return "q5_0.wgsl";
+    case Format::Q5_1: return "q5_1.wgsl";
     case Format::Q4_K: return "q4_k.wgsl";
+    case Format::Q5_K: return "q5_k.wgsl";
     case Format::Q6_K: return "q6_k.wgsl";
     case Format::F16: return "f16.wgsl";
     default: return "";
@@ -67,9 +70,14 @@ std::string bindings(const KernelSpec& s) {
   return b;
 }
 
+// fmt/kscale.wgsl, the scale and min decode of the Q4_K and Q5_K snippets (both gemms).
+std::string kscale_code(Format f) {
+  return f == Format::Q4_K || f == Format::Q5_K ? std::string(wgsl_file("kernels/gemm/fmt/kscale.wgsl")) + "\n" : "";
+}
+
 std::string format_code(const KernelSpec& s) {
   const std::string file = "kernels/gemm/fmt/" + fmt_file(s.weight.format);
-  std::string c = Template(wgsl_file(file), file).set("W", "A").render();
+  std::string c = kscale_code(s.weight.format) + Template(wgsl_file(file), file).set("W", "A").render();
   if (weights(s.hooks) == 2) {
     c += "\n";
     c += Template(wgsl_file(file), file).set("W", "B").render();

@@ -19,25 +19,38 @@ using detail::acc;
 using detail::weights;
 
 bool int8_reads(Format f) {
-  return f == Format::Q8_0 || f == Format::Q4_0 || f == Format::Q4_1 || f == Format::Q4_K;
+  switch (f) {
+    case Format::Q8_0: case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
+    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: return true;
+    default: return false;
+  }
 }
 
 namespace {
 
-int32_t offset(Format f) { return f == Format::Q4_0 ? 8 : 0; }
-bool has_min(Format f) { return f == Format::Q4_1 || f == Format::Q4_K; }
+int32_t offset(Format f) { return f == Format::Q4_0 ? 8 : f == Format::Q5_0 ? 16 : f == Format::Q6_K ? 32 : 0; }
+bool has_min(Format f) { return f == Format::Q4_1 || f == Format::Q5_1 || f == Format::Q4_K || f == Format::Q5_K; }
+// Q6_K: a scale per half of 16 (dw: words 0..3, dh: words 4..7), its x code
+// sums packed per half (the low and high 16 bits of xc).
+bool halves(Format f) { return f == Format::Q6_K; }
+
+// The x code sum a block's meta word mt stages into xc.
+std::string xc_of(const KernelSpec& s) {
+  return halves(s.weight.format) ? "(bitcast<i32>(mt.y) & 0xffff) | (bitcast<i32>(mt.z) << 16u)"
+                                 : "bitcast<i32>(mt.y) + bitcast<i32>(mt.z)";
+}
 
 std::string fmt_code(const KernelSpec& s) {
   std::string name = s.weight.name();  // q4_K -> q4_k.wgsl
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   const std::string file = "kernels/gemm/fmt/i8/" + name + ".wgsl";
-  std::string c = Template(wgsl_file(file), file).set("W", "A").render();
+  std::string c = detail::kscale_code(s.weight.format) + Template(wgsl_file(file), file).set("W", "A").render();
   if (weights(s.hooks) == 2) c += "\n" + Template(wgsl_file(file), file).set("W", "B").render();
   return c;
 }
 
 // A step's KS blocks of W: words [KS * 8][TN] (word w of the step is word
-// w % 8 of block kb0 + w / 8), scales [KS][TN] and (Q4_1, Q4_K) mins
+// w % 8 of block kb0 + w / 8), scales [KS][TN] and (Q4_1, Q5_1, Q4_K, Q5_K) mins
 // [KS][TN] into wsW, wdW and wmW; rows past the chunk's are zeros.
 std::string stage_w(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks);
@@ -53,10 +66,10 @@ std::string stage_w(const KernelSpec& s) {
     const char* w = q ? "B" : "A";
     o += fmt::format("      var d{0} = 0.0;\n      if (n0 + r < params.rows) {{ d{0} = dw{0}(n0 + r, kb0 + b); }}\n", w);
     o += fmt::format("      wd{0}[i] = d{0};\n", w);
-    if (has_min(s.weight.format))
-      o += fmt::format("      var n{0} = 0.0;\n      if (n0 + r < params.rows) {{ n{0} = mw{0}(n0 + r, kb0 + b); }}\n"
-                       "      wm{0}[i] = n{0};\n",
-                       w);
+    if (has_min(s.weight.format) || halves(s.weight.format))
+      o += fmt::format("      var n{0} = 0.0;\n      if (n0 + r < params.rows) {{ n{0} = {1}{0}(n0 + r, kb0 + b); }}\n"
+                       "      w{2}{0}[i] = n{0};\n",
+                       w, has_min(s.weight.format) ? "mw" : "dh", has_min(s.weight.format) ? "m" : "h");
   }
   o += "    }";
   return o;
@@ -83,24 +96,47 @@ std::string wvec(const KernelSpec& s, uint32_t g) {
 // The step's KS blocks in order (b), each as one block of an invocation's
 // RM x RN outputs: the 8 words' products summed exactly (s = dot, then s = s
 // + dot, words in order), then acc = acc + (dw * dx) * f32(s - OFF * code
-// sum), and with a min acc = acc + (mw * dx) * f32(code sum). The pipelined
-// kernel reads the buffer at xb, xdb, wb and wdb.
+// sum), and with a min acc = acc + mw * (dx * f32(code sum)). The pipelined
+// kernel reads the buffer at xb, xdb, wb and wdb. f32(s - OFF * code sum) is
+// formed exactly without a conversion instruction: the sum starts at MAGIC -
+// OFF * code sum (the first dot's accumulator), and its bits as f32, less
+// MAGIC_F, are the value (gemm_i8_head.wgsl).
 std::string inner(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks), gm = s.reg_m / 4, gn = s.reg_n / 4;
-  const bool off = offset(s.weight.format) != 0, mn = has_min(s.weight.format);
+  const bool off = offset(s.weight.format) != 0, mn = has_min(s.weight.format), hv = halves(s.weight.format);
   const std::string xo = pipe(s) ? "xb + " : "", xdo = pipe(s) ? "xdb + " : "";
   const std::string wo = pipe(s) ? "wb + " : "", wdo = pipe(s) ? "wdb + " : "";
   std::string o = "    for (var b = 0u; b < KS; b++) {\n";
   for (uint32_t i = 0; i < s.reg_m; ++i) {
     o += fmt::format("    let dx{0} = xd[{1}b * TM + {2}];\n", i, xdo, tok(s, i));
-    if (off) o += fmt::format("    let cx{0} = OFF * xc[{1}b * TM + {2}];\n", i, xdo, tok(s, i));
-    if (mn) o += fmt::format("    let sx{0} = f32(xc[{1}b * TM + {2}]);\n", i, xdo, tok(s, i));
+    if (hv)  // each half's sum starts at MAGIC - OFF * its code sum (xc: low and high 16 bits)
+      o += fmt::format("    let c{0} = xc[{1}b * TM + {2}];\n"
+                       "    let cx{0} = vec2<i32>(MAGIC - OFF * ((c{0} << 16u) >> 16u), MAGIC - OFF * (c{0} >> 16u));\n",
+                       i, xdo, tok(s, i));
+    else
+      o += off ? fmt::format("    let cx{0} = MAGIC - OFF * xc[{1}b * TM + {2}];\n", i, xdo, tok(s, i))
+               : fmt::format("    let cx{0} = MAGIC;\n", i);
+    if (mn) o += fmt::format("    let sx{0} = dx{0} * f32(xc[{1}b * TM + {2}]);\n", i, xdo, tok(s, i));
   }
   for (uint32_t q = 0; q < nw; ++q)
     for (uint32_t j = 0; j < s.reg_n; ++j) {
       o += fmt::format("    let d{0}{1} = wd{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
       if (mn) o += fmt::format("    let m{0}{1} = wm{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
+      if (hv) o += fmt::format("    let h{0}{1} = wh{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
     }
+  // acc = acc + (scale * dx) * f32(sum), f32(sum) the bits of the sum (which
+  // started at MAGIC) less MAGIC_F; with a min, acc = acc + min * (dx * code sum).
+  auto fold = [&](const char* scale) {
+    for (uint32_t q = 0; q < nw; ++q) {
+      const char* W = q ? "B" : "A";
+      for (uint32_t i = 0; i < s.reg_m; ++i)
+        for (uint32_t j = 0; j < s.reg_n; ++j) {
+          o += fmt::format("    {0} = {0} + ({1}{2}{3} * dx{4}) * (bitcast<f32>(s{2}_{4}_{3}) - MAGIC_F);\n",
+                           acc(W, i, j), scale, W, j, i);
+          if (mn) o += fmt::format("    {0} = {0} + m{1}{2} * sx{3};\n", acc(W, i, j), W, j, i);
+        }
+    }
+  };
   for (uint32_t w = 0; w < 8; ++w) {
     for (uint32_t g = 0; g < gm; ++g)
       o += fmt::format("    let x{0}_{1} = xs[{2}(b * 8u + {0}u) * XP4 + {3}];\n", w, g, xo, xvec(s, g));
@@ -112,22 +148,17 @@ std::string inner(const KernelSpec& s) {
         for (uint32_t j = 0; j < s.reg_n; ++j) {
           const std::string dot = fmt::format("dot4I8Packed(x{0}_{1}.{2}, w{3}{0}_{4}.{5})", w, i / 4, "xyzw"[i % 4], W,
                                               j / 4, "xyzw"[j % 4]);
-          if (w == 0)
-            o += fmt::format("    var s{0}_{1}_{2} = {3};\n", W, i, j, dot);
+          if (w == 0)  // the first dot's accumulator is the sum's start
+            o += fmt::format("    var s{0}_{1}_{2} = cx{1}{3} + {4};\n", W, i, j, hv ? ".x" : "", dot);
+          else if (hv && w == 4)
+            o += fmt::format("    s{0}_{1}_{2} = cx{1}.y + {3};\n", W, i, j, dot);
           else
             o += fmt::format("    s{0}_{1}_{2} = s{0}_{1}_{2} + {3};\n", W, i, j, dot);
         }
     }
+    if (hv && w == 3) fold("d");  // the first half, with its scale
   }
-  for (uint32_t q = 0; q < nw; ++q) {
-    const char* W = q ? "B" : "A";
-    for (uint32_t i = 0; i < s.reg_m; ++i)
-      for (uint32_t j = 0; j < s.reg_n; ++j) {
-        o += fmt::format("    {0} = {0} + (d{1}{2} * dx{3}) * f32(s{1}_{3}_{2}{4});\n", acc(W, i, j), W, j, i,
-                         off ? fmt::format(" - cx{}", i) : "");
-        if (mn) o += fmt::format("    {0} = {0} + (m{1}{2} * dx{3}) * sx{3};\n", acc(W, i, j), W, j, i);
-      }
-  }
+  fold(hv ? "h" : "d");
   return o + "    }";
 }
 
@@ -149,7 +180,7 @@ std::vector<Kind> kinds(const KernelSpec& s) {
       {"rxd", "vec2<i32>", "TM * KS",
        "let r = i % TM;\n      {0} = vec2<i32>(0, 0);\n      if (m0 + r < params.m) {{\n"
        "        let mt = xq[meta0 + (m0 + r) * KB + kl + i / TM];\n"
-       "        {0} = vec2<i32>(bitcast<i32>(mt.x), bitcast<i32>(mt.y) + bitcast<i32>(mt.z));\n      }}",
+       "        {0} = vec2<i32>(bitcast<i32>(mt.x), " + xc_of(s) + ");\n      }}",
        "xd[xdb + i] = bitcast<f32>({0}.x);\n      xc[xdb + i] = {0}.y;", s.tile_m}};
   for (uint32_t q = 0; q < weights(s.hooks); ++q) {
     const std::string W = q ? "B" : "A";
@@ -158,11 +189,13 @@ std::vector<Kind> kinds(const KernelSpec& s) {
                  "      if (n0 + r < params.rows) {{ {0} = qw" + W + "(n0 + r, kl + w / 8u, w % 8u); }}",
                  "let r = i / (8u * KS);\n      ws" + W + "[wb + (i % (8u * KS)) * WP4 + r / 4u][r % 4u] = {0};",
                  s.tile_n * 8});
-    if (has_min(s.weight.format))
+    if (has_min(s.weight.format) || halves(s.weight.format)) {  // scale and min, or the halves' scales
+      const std::string f2 = has_min(s.weight.format) ? "mw" : "dh", a2 = has_min(s.weight.format) ? "wm" : "wh";
       k.push_back({"rd" + W, "vec2<f32>", "TN * KS",
                    "let r = i % TN;\n      {0} = vec2<f32>(0.0, 0.0);\n      if (n0 + r < params.rows) {{ {0} = "
-                   "vec2<f32>(dw" + W + "(n0 + r, kl + i / TN), mw" + W + "(n0 + r, kl + i / TN)); }}",
-                   "wd" + W + "[wdb + i] = {0}.x;\n      wm" + W + "[wdb + i] = {0}.y;", s.tile_n});
+                   "vec2<f32>(dw" + W + "(n0 + r, kl + i / TN), " + f2 + W + "(n0 + r, kl + i / TN)); }}",
+                   "wd" + W + "[wdb + i] = {0}.x;\n      " + a2 + W + "[wdb + i] = {0}.y;", s.tile_n});
+    }
     else
       k.push_back({"rd" + W, "f32", "TN * KS",
                    "let r = i % TN;\n      {0} = 0.0;\n      if (n0 + r < params.rows) {{ {0} = dw" + W +
@@ -243,7 +276,7 @@ namespace detail {
 
 uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h) {
   // per block of the step, twice for the pipelined kernel's two buffers; with
-  // a min (Q4_1, Q4_K) 4 bytes more a row of W: counted for every format
+  // a min (Q4_1, Q5_1, Q4_K, Q5_K) 4 bytes more a row of W: counted for every format
   const uint32_t ks = std::max<uint32_t>(1, t.tile_k / 32) * (t.algo == kPipelined ? 2 : 1);
   return ks * (8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 8));
 }
@@ -256,6 +289,7 @@ std::string wgsl_int8(const KernelSpec& s) {
   h.set("OFF", std::to_string(offset(s.weight.format))).set("BINDINGS", bindings(s));
   Template t(wgsl_file(file), s.key());
   t.set("HEAD", h.render()).set("FMT", s.weight.name());
+  if (!p) t.set("XC", xc_of(s));
   const std::string n = p ? "2u * " : "";
   std::string ws;
   for (uint32_t q = 0; q < weights(s.hooks); ++q) {
@@ -264,6 +298,9 @@ std::string wgsl_int8(const KernelSpec& s) {
                       q ? "B" : "A", n, p ? "2][" : "");
     if (has_min(s.weight.format))
       ws += fmt::format("var<workgroup> wm{0}: array<f32, {1}KS * TN>;              // [{2}KS][TN] W mins\n",
+                        q ? "B" : "A", n, p ? "2][" : "");
+    if (halves(s.weight.format))
+      ws += fmt::format("var<workgroup> wh{0}: array<f32, {1}KS * TN>;              // [{2}KS][TN] W scales, high halves\n",
                         q ? "B" : "A", n, p ? "2][" : "");
   }
   ws.pop_back();
@@ -295,7 +332,7 @@ Tiling default_tiling_int8(uint32_t mclass) {
 KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                      const Hooks& hooks, std::optional<Tiling> tiling) {
   BQ_CHECK(!kind.onnx && int8_reads(kind.format),
-           "gemm int8: weight format {} is not supported (q8_0, q4_0, q4_1, q4_K)", kind.name());
+           "gemm int8: weight format {} is not supported (q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K)", kind.name());
   BQ_CHECK(n > 0 && k > 0 && m > 0, "gemm int8 {}: empty problem n={} k={} m={}", kind.name(), n, k, m);
   const uint32_t be = std::max<uint32_t>(32, traits(kind.format).block_elems);
   BQ_CHECK(k % be == 0, "gemm int8 {}: k = {} must be a multiple of {}", kind.name(), k, be);

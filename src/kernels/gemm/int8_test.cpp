@@ -1,10 +1,10 @@
 // The int8 gemm (plan_int8, features.dot4) against its CPU twin and float64:
-// Q8_0, Q4_0, Q4_1 and Q4_K x every hook x m in {1, 7, 64, 100} x ragged n
-// {37, 70}, k of one and two blocks (Q4_K: super-blocks), the tilings of
-// each m class (4x4 and 8x8 register blocks), steps of 1, 2 and 4 blocks,
-// split-k (forced, and the default's for grids of few tiles), the
-// pipelined kernel, a weight split across bindings
-// by rows, random data, poisoned outputs. Bounds: 1e-4 against the twin (the
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K x every hook x m in {1,
+// 7, 64, 100} x ragged n {37, 70}, k of one and two blocks (K-quants:
+// super-blocks); then on five of them the tilings of each m class (4x4 and
+// 8x8 register blocks), steps of 1, 2 and 4 blocks, split-k (forced, and the
+// default's for grids of few tiles), the pipelined kernel, a weight split
+// across bindings by rows; random data, poisoned outputs. Bounds: 1e-4 against the twin (the
 // integer sums are exact; the GPU may contract the f32 steps into FMAs),
 // 2e-2 against float64 (x quantized to 8 bits, as ggml's q8 activations).
 // matmul() takes the int8 gemm, and below the crossover the int8 matvec, only
@@ -31,6 +31,13 @@ bool has_dot4() { return ts::test_context().features().packed_dot4; }
 
 constexpr double kTwinBound = 1e-4, kRefBound = 2e-2;
 
+bool super(Format f) { return traits(f).block_elems == 256; }  // K-quants: k in super-blocks
+
+// The shape tests' formats: one of each way the generator treats a format
+// (no offset, an offset, a min with the side's second section, a min in the
+// super-block, Q6_K's halves); the parity suite above takes every format.
+const Format kShapeFormats[] = {Format::Q8_0, Format::Q4_0, Format::Q5_1, Format::Q4_K, Format::Q6_K};
+
 class GemmInt8 : public ::testing::TestWithParam<std::tuple<Format, std::string>> {};
 
 TEST_P(GemmInt8, MatchesTwinAndFloat64) {
@@ -42,7 +49,7 @@ TEST_P(GemmInt8, MatchesTwinAndFloat64) {
     for (uint32_t n : {37u, 70u}) {
       std::optional<Tiling> t = small;
       if (m == 100 && hname == "store") t.reset();  // the default of its class
-      const uint32_t k = (m == 7 ? 1 : 2) * (f == Format::Q4_K ? 256 : 32);
+      const uint32_t k = (m == 7 ? 1 : 2) * (super(f) ? 256 : 32);
       const Case c{f, hook(hname), n, k, m, t, 0, 256, true};
       const auto e = run_case(c, seed++);
       EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << hname << " m=" << m << " n=" << n;
@@ -51,7 +58,7 @@ TEST_P(GemmInt8, MatchesTwinAndFloat64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Q8Q4AllHooks, GemmInt8,
-                         ::testing::Combine(::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K),
+                         ::testing::Combine(::testing::ValuesIn(kInt8Formats),
                                             ::testing::Values("store", "acc", "silu")),
                          [](const auto& i) {
                            return std::string(traits(std::get<0>(i.param)).name) + "_" + std::get<1>(i.param);
@@ -63,8 +70,8 @@ TEST(GemmInt8Shapes, LargeTilesAndSplitWeights) {
   if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
   const Tiling big{128, 128, 8, 8, 32};  // the classic kernel's 8x8 blocks
   EXPECT_EQ(default_tiling_int8(3).reg_m, 8u);
-  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K}) {
-    const uint32_t k = f == Format::Q4_K ? 256 : 96;
+  for (const Format f : kShapeFormats) {
+    const uint32_t k = super(f) ? 256 : 96;
     auto e = run_case({f, {}, 150, k, 130, big, 0, 256, true}, 800);
     EXPECT_LT(e.vs_twin, kTwinBound) << traits(f).name << " " << label(big);
     EXPECT_LT(e.vs_ref, kRefBound) << traits(f).name;
@@ -81,11 +88,11 @@ TEST(GemmInt8Shapes, StepsOfSeveralBlocks) {
   if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
   const Limits lim = limits_of(ts::test_context());
   uint32_t seed = 830;
-  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K})
+  for (const Format f : kShapeFormats)
     for (const uint32_t tk : {64u, 128u})
       for (const uint32_t blocks : {3u, 4u, 6u}) {
-        const uint32_t k = f == Format::Q4_K ? 512 : 32 * blocks;
-        if (f == Format::Q4_K && blocks != 4) continue;
+        const uint32_t k = super(f) ? 512 : 32 * blocks;
+        if (super(f) && blocks != 4) continue;
         const Tiling t{32, 64, 4, 4, tk};
         const KernelSpec s = plan_int8(lim, kind_of(f), 70, k, 45, hook("silu"), t);
         const uint32_t kb = k / 32;
@@ -111,10 +118,10 @@ TEST(GemmInt8Shapes, StepsOfSeveralBlocks) {
 TEST(GemmInt8Shapes, SplitK) {
   if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
   uint32_t seed = 860;
-  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K})
+  for (const Format f : kShapeFormats)
     for (const uint32_t splits : {2u, 3u, 4u})
       for (const char* h : {"store", "acc", "silu"}) {
-        const uint32_t k = f == Format::Q4_K ? 256 : 320;
+        const uint32_t k = super(f) ? 256 : 320;
         const Tiling t{32, 64, 4, 4, 64, kClassic, splits};
         const KernelSpec s = plan_int8(limits_of(ts::test_context()), kind_of(f), 70, k, 45, hook(h), t);
         EXPECT_EQ(s.splits, splits) << traits(f).name;
@@ -167,11 +174,11 @@ TEST(GemmInt8Shapes, Pipelined) {
   if (!has_dot4()) GTEST_SKIP() << "the instance has no packed 4x8 integer dot product";
   const Limits lim = limits_of(ts::test_context());
   uint32_t seed = 900;
-  for (const Format f : {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q4_K})
+  for (const Format f : kShapeFormats)
     for (const Tiling& t : {Tiling{32, 64, 4, 4, 32, kPipelined}, Tiling{64, 64, 4, 4, 64, kPipelined, 2},
                             Tiling{128, 128, 8, 8, 32, kPipelined}})
       for (const char* h : {"store", "acc", "silu"}) {
-        const uint32_t k = f == Format::Q4_K ? 512 : 160, m = t.tile_m == 128 ? 130 : 45, n = t.tile_n == 128 ? 150 : 70;
+        const uint32_t k = super(f) ? 512 : 160, m = t.tile_m == 128 ? 130 : 45, n = t.tile_n == 128 ? 150 : 70;
         const KernelSpec s = plan_int8(lim, kind_of(f), n, k, m, hook(h), t);
         EXPECT_EQ(s.variant, uint32_t{kPipelined});
         EXPECT_LE(shared_bytes(s), lim.shared);
@@ -193,7 +200,7 @@ TEST(GemmInt8Shapes, PlanChecksItsInput) {
     }
     return "";
   };
-  EXPECT_NE(err(Format::Q6_K, 256, {}, {}).find("q6_K"), std::string::npos);
+  EXPECT_NE(err(Format::F16, 64, {}, {}).find("f16"), std::string::npos);
   EXPECT_NE(err(Format::Q8_0, 48, {}, {}).find("multiple of 32"), std::string::npos);
   EXPECT_NE(err(Format::Q4_K, 64, {}, {}).find("multiple of 256"), std::string::npos);
   Hooks rope;
@@ -268,12 +275,12 @@ TEST(GemmInt8Shapes, MatmulTakesTheTunedTiling) {
 }
 
 // matmul(): the int8 gemm for Q4_0 above the crossover when asked (its own
-// xq, or a shared scratch of xq_bytes), the f32 gemm for Q6_K or when not
+// xq, or a shared scratch of xq_bytes), the f32 gemm for F16 or when not
 // asked, matvec at or below the crossover.
 TEST(GemmInt8Shapes, MatmulTakesItWhereAsked) {
   auto& ctx = ts::test_context();
-  for (const Format f : {Format::Q4_0, Format::Q6_K}) {
-    const uint32_t n = 40, k = f == Format::Q6_K ? 256 : 64, m = 9;
+  for (const Format f : {Format::Q4_0, Format::F16}) {
+    const uint32_t n = 40, k = 64, m = 9;
     auto q = quantize(f, ts::random_normal(size_t{n} * k, 820, 0.f, 0.5f));
     const matvec::Weights w = matvec::upload(ctx, matvec::HostWeight{kind_of(f), n, k, q}, "i8.w");
     auto xb = ctx.storage<float>(ts::random_normal(size_t{m} * k, 821, 0.f, 1.f), "i8.x");

@@ -55,7 +55,7 @@ struct MatmulArgs {
   // partial_bytes(ctx, args), which matmuls recorded one after another may
   // share. Null: the kernel allocates its own.
   const gpu::Buffer* part = nullptr;
-  // The int8 gemm (plan_int8) for Q8_0, Q4_0, Q4_1 and Q4_K above the crossover, where
+  // The int8 gemm (plan_int8) for Q8_0, Q4_x, Q5_x and K-quants above the crossover, where
   // the instance has packed dot4 (else the f32 gemm); its x quantized into
   // xq, a scratch of at least int8_x_bytes(m, k) that matmuls recorded one
   // after another may share (null: the kernel allocates its own).

@@ -48,9 +48,11 @@ Prepared prepare(const gpu::Context& ctx, const KernelSpec& spec, const Args& ar
     if (silu)
       BQ_CHECK(args.b->chunks[ci].row0 == c.row0 && args.b->chunks[ci].rows == c.rows,
                "gemm {}: chunks of '{}' and '{}' differ", label, a.label, args.b->label);
-    // The gemm formats keep their side in one section (only Q5_x and ONNX
-    // have a second one at side_off).
-    BQ_ASSERT(matvec::side_offset(a.kind, a.k, c.rows) == 0, "gemm {}: '{}' has a side offset", label, a.label);
+    // The gemm formats keep their side in one section, but Q5_0 and Q5_1,
+    // whose snippets find the second one at params.rows * K / 32.
+    const bool q5 = a.kind.format == Format::Q5_0 || a.kind.format == Format::Q5_1;
+    BQ_ASSERT(matvec::side_offset(a.kind, a.k, c.rows) == (q5 ? c.rows * (a.k / 32) : 0),
+              "gemm {}: '{}' has a side offset the kernel does not read", label, a.label);
     BQ_CHECK(c.main && (!side || c.side) && (!silu || (args.b->chunks[ci].main && (!side || args.b->chunks[ci].side))),
              "gemm {}: a main or side buffer of '{}' is missing", label, a.label);
     const uint32_t params[4] = {c.row0, c.rows, args.m, spec.n};

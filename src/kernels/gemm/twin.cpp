@@ -25,8 +25,8 @@ std::vector<float> decode(const matvec::HostWeight& w) {
 // The int8 kernel (features.dot4), in its order: per output and block b of
 // 32 in order, with the raw codes c (Q4_0: q - 8), scale and min of
 // matvec::raw_rows (the int8 path's decode), i = sum of c * qx (exact):
-// acc = acc + (scale * dx) * f32(i), then with a min acc = acc + (min * dx)
-// * f32(sum of qx). Split-k: slice z sums the blocks of its steps (tile / 32
+// acc = acc + (scale * dx) * f32(i), then with a min acc = acc + min * (dx
+// * f32(sum of qx)); Q6_K's halves of 16 (a scale each) one after the other. Split-k: slice z sums the blocks of its steps (tile / 32
 // blocks a step, ceil(steps / splits) steps a slice) from 0, and the
 // slices' sums are added in order (split_sum).
 std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
@@ -37,8 +37,10 @@ std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
   if (silu) rb = matvec::raw_rows(*in.b, 0, s.n);
   const uint32_t kb = s.k / 32, ks = std::max<uint32_t>(1, s.tile / 32);
   const uint32_t splits = std::max<uint32_t>(1, s.splits), sps = (kb / ks + splits - 1) / splits;
-  BQ_CHECK(ra.code.size() == size_t{s.n} * s.k && ra.scale.size() == size_t{s.n} * kb,
-           "gemm twin {}: the weight's raw rows are not in blocks of 32", s.key());
+  // Scales per block of 32, or (Q6_K) per half of 16: each half summed and scaled on its own.
+  const uint32_t halves = ra.scale.size() == size_t{s.n} * kb * 2 ? 2 : 1;
+  BQ_CHECK(ra.code.size() == size_t{s.n} * s.k && ra.scale.size() == size_t{s.n} * kb * halves,
+           "gemm twin {}: the weight's raw rows are not in blocks of 32 or 16", s.key());
   std::vector<float> y(size_t{in.m} * s.n);
   for (uint32_t t = 0; t < in.m; ++t) {
     const matvec::QuantX qx = matvec::quantize_x(in.x.subspan(size_t{t} * s.k, s.k));
@@ -47,12 +49,14 @@ std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
       for (uint32_t z = 0; z < splits; ++z) {
         float acc = 0;
         for (uint32_t b = std::min(kb, z * sps * ks); b < std::min(kb, (z + 1) * sps * ks); ++b) {
-          int32_t i = 0;
-          for (uint32_t e = 0; e < 32; ++e)
-            i += int32_t(w.code[size_t{r} * s.k + b * 32 + e]) * qx.q[b * 32 + e];
-          const size_t g = size_t{r} * kb + b;
-          acc = acc + (w.scale[g] * qx.scale[b]) * float(i);
-          if (!w.min.empty()) acc = acc + (w.min[g] * qx.scale[b]) * float(qx.sum[2 * b] + qx.sum[2 * b + 1]);
+          for (uint32_t h = 0; h < halves; ++h) {
+            int32_t i = 0;
+            for (uint32_t e = h * 32 / halves; e < (h + 1) * 32 / halves; ++e)
+              i += int32_t(w.code[size_t{r} * s.k + b * 32 + e]) * qx.q[b * 32 + e];
+            const size_t g = (size_t{r} * kb + b) * halves + h;
+            acc = acc + (w.scale[g] * qx.scale[b]) * float(i);
+            if (!w.min.empty()) acc = acc + w.min[g] * (qx.scale[b] * float(qx.sum[2 * b] + qx.sum[2 * b + 1]));
+          }
         }
         total = z == 0 ? acc : total + acc;
       }

@@ -10,14 +10,16 @@
 // add; the tiling does not change the order, so this is one pass over k).
 // With split-k each slice of whole k tiles is such a pass from 0, and the
 // slices' sums are added in slice order.
-// The int8 kernel (features.dot4; Q8_0, Q4_0, Q4_1, Q4_K): each token's x
+// The int8 kernel (features.dot4; Q8_0, Q4_x, Q5_x, K-quants): each token's x
 // quantized as matvec::quantize_x does (codes qx, scales dx per block of 32,
 // code sums per 16), the weight's raw codes c, scales and mins per block of
-// 32 as matvec::raw_rows gives them (Q4_0: c = q - 8; Q4_K: scale d * sc,
-// min -(dmin * m)); per output, blocks b in k order: acc = acc + (scale * dx)
-// * f32(i), i = sum of c * qx over the block (exact), then with a min acc =
-// acc + (min * dx) * f32(sum of qx). (The kernel sums q * qx and takes 8 *
-// sum of qx off for Q4_0: the same integer.)
+// 32 as matvec::raw_rows gives them (Q4_0: c = q - 8; Q5_0: q - 16; Q4_K,
+// Q5_K: scale d * sc, min -(dmin * m)); per output, blocks b in k order: acc
+// = acc + (scale * dx) * f32(i), i = sum of c * qx over the block (exact),
+// then with a min acc = acc + min * (dx * f32(sum of qx)); Q6_K (c = q - 32,
+// a scale per 16) sums and folds each half of a block on its own. (The
+// kernel sums q * qx and takes 8, 16 or 32 times the sum of qx off: the same
+// integer.)
 // Its float64 reference is the f32 kernel's (x not quantized).
 // Epilogue: store, y = y + acc, or silu(acc_gate) * acc_up with silu(v) =
 // v / (1 + exp(-v)). The GPU may contract a * b + c into one FMA, so parity

@@ -13,24 +13,15 @@ fn ld{{W}}(r: u32, e: u32) -> Raw{{W}} {
   return Raw{{W}}(main{{W}}[i], vec3<u32>(main{{W}}[i + 1u], main{{W}}[i + 2u], main{{W}}[i + 3u]),
                   main{{W}}[i + 4u + 8u * (j / 64u) + (j % 32u) / 4u]);
 }
-fn sbyte{{W}}(s: vec3<u32>, b: u32) -> u32 { return (s[b >> 2u] >> ((b & 3u) * 8u)) & 255u; }
 fn dc{{W}}(r: u32, e: u32, v: Raw{{W}}) -> vec4<f32> {
   let j = e % 256u;
   let g = j / 64u;
   let l = j % 64u;
   let is = 2u * g + l / 32u;
-  var sc: u32;
-  var mn: u32;
-  if (is < 4u) {
-    sc = sbyte{{W}}(v.s, is) & 63u;
-    mn = sbyte{{W}}(v.s, is + 4u) & 63u;
-  } else {
-    sc = (sbyte{{W}}(v.s, is + 4u) & 15u) | ((sbyte{{W}}(v.s, is - 4u) >> 6u) << 4u);
-    mn = (sbyte{{W}}(v.s, is + 4u) >> 4u) | ((sbyte{{W}}(v.s, is) >> 6u) << 4u);
-  }
+  let sm = kscmin(v.s, is);  // fmt/kscale.wgsl
   let dd = unpack2x16float(v.dm);
-  let d1 = dd.x * f32(sc);
-  let m1 = dd.y * f32(mn);
+  let d1 = dd.x * f32(sm.x);
+  let m1 = dd.y * f32(sm.y);
   return d1 * nib4(v.q, select(0u, 4u, l >= 32u)) - m1;
 }
 fn dq4{{W}}(r: u32, e: u32) -> vec4<f32> { return dc{{W}}(r, e, ld{{W}}(r, e)); }

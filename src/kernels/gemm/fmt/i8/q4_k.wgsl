@@ -7,12 +7,9 @@ fn qw{{W}}(r: u32, kb: u32, w: u32) -> u32 {
   let j = kb % 8u;
   return (main{{W}}[36u * (r * (K / 256u) + kb / 8u) + 4u + 8u * (j / 2u) + w] >> ((j & 1u) * 4u)) & 0x0f0f0f0fu;
 }
-fn kbyte{{W}}(i: u32, b: u32) -> u32 { return (main{{W}}[i + 1u + b / 4u] >> ((b % 4u) * 8u)) & 255u; }
-// The 6-bit scale (x) and min (y) of sub-block j.
+// The 6-bit scale (x) and min (y) of sub-block j of the super-block at word i.
 fn ksm{{W}}(i: u32, j: u32) -> vec2<f32> {
-  if (j < 4u) { return vec2<f32>(f32(kbyte{{W}}(i, j) & 63u), f32(kbyte{{W}}(i, j + 4u) & 63u)); }
-  return vec2<f32>(f32((kbyte{{W}}(i, j + 4u) & 15u) | ((kbyte{{W}}(i, j - 4u) >> 6u) << 4u)),
-                   f32((kbyte{{W}}(i, j + 4u) >> 4u) | ((kbyte{{W}}(i, j) >> 6u) << 4u)));
+  return vec2<f32>(kscmin(vec3<u32>(main{{W}}[i + 1u], main{{W}}[i + 2u], main{{W}}[i + 3u]), j));  // fmt/kscale.wgsl
 }
 fn dw{{W}}(r: u32, kb: u32) -> f32 {
   let i = 36u * (r * (K / 256u) + kb / 8u);
