@@ -184,7 +184,7 @@ if [ "$mode" = gemm6 ]; then
   echo "test_k_gemm exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_gemm.log" | tr '\n' ' ')"
   timeout 90 $B/test_model --gtest_filter='*GpuPrompt*' > "$OUT/test_model.log" 2>&1
   echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
-  timeout 250 $B/blockq bench gemm --formats q8_0,q4_0,q4_1,q4_K,q6_K,f16 --shapes 4096x14336,14336x4096 --m 512 \
+  timeout 360 $B/blockq bench gemm --formats q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16 --shapes 4096x14336,14336x4096 --m 512 \
     --samples 5 2>/dev/null > "$OUT/gemm512.txt"
   timeout 150 $B/blockq bench gemm --formats q8_0,q4_0 --shapes 4096x14336,14336x4096 --m 64,2048 --samples 3 \
     2>/dev/null > "$OUT/gemm64_2048.txt"
