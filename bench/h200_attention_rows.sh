@@ -34,7 +34,7 @@ fi
 for rep in $(seq "$REPS"); do
   echo "$VARIANTS" | while IFS='|' read -r name args; do
     [ -z "$name" ] && continue
-    bin=$B/blockq; [[ $name == old* ]] && bin=$B/blockq_old
+    bin=$B/blockq; [[ $name == old* ]] && bin=$B/blockq_old; [ -x "$B/blockq_$name" ] && bin=$B/blockq_$name
     timeout ${BENCH_TIMEOUT:-120} $bin bench attention --heads "$HEADS" --positions "$POSITIONS" --tokens "$TOKENS" \
       --samples ${SAMPLES:-7} $args 2>&1 | grep -E "^(device|[0-9]+/[0-9]+x|Error|error)" | sed "s|^|$name |" >> "$OUT/attention-rows.txt"
   done
