@@ -61,7 +61,7 @@ void ggml_round_input(Format f, const double* x, double* out, size_t n) {
     case Format::BF16:
       for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(f32_to_bf16(float(x[i])));
       return;
-    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K:
+    case Format::Q2_K: case Format::Q3_K: case Format::Q4_K: case Format::Q5_K: case Format::Q6_K:
       // q8_K: 256 per block, scale from the signed value of largest magnitude.
       for (size_t b = 0; b < n; b += 256) {
         float amax = 0.0f, mx = 0.0f;

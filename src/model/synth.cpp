@@ -76,6 +76,8 @@ uint32_t file_type(Format f) {
     case Format::Q4_K: return 14;  // Q4_K_S
     case Format::Q5_K: return 16;  // Q5_K_S
     case Format::Q6_K: return 18;
+    case Format::Q2_K: return 10;
+    case Format::Q3_K: return 11;  // Q3_K_S
     case Format::BF16: return 32;
   }
   return 0;
@@ -134,6 +136,7 @@ Format synth_weight_format(Format requested, uint64_t row_len) {
     case Format::Q4_K: fb = Format::Q5_0; break;
     case Format::Q5_K: fb = Format::Q5_1; break;
     case Format::Q6_K: fb = Format::Q8_0; break;
+    case Format::Q2_K: case Format::Q3_K: fb = Format::Q4_0; break;  // llama.cpp: iq4_nl
     default: break;
   }
   return fits(fb) ? fb : Format::F16;

@@ -80,6 +80,28 @@ struct block_q6_K {
   uint16_t d;
 };
 
+// 16 sub-blocks of 16: x = d * (scales[s] & 15) * q - dmin * (scales[s] >> 4),
+// q 2 bits. For each half h of 128 elements: element 128h + 32j + l (j =
+// 0..3, l = 0..31) is bits 2j..2j+1 of qs[32h + l], in sub-block 8h + 2j + l / 16.
+struct block_q2_K {
+  uint8_t scales[kQK_K / 16];
+  uint8_t qs[kQK_K / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+
+// 16 sub-blocks of 16: x = d * (sc[s] - 32) * (q - 4), q 3 bits: its low 2
+// bits as Q2_K's qs, its high bit bit (e / 32) of hmask[e % 32] (element e
+// of the block). scales packs sixteen 6-bit sc: the low 4 bits are the low
+// (s < 8) or high (s >= 8) nibble of scales[s % 8], the top 2 bits bits
+// 2 (s / 4)..2 (s / 4) + 1 of scales[8 + s % 4].
+struct block_q3_K {
+  uint8_t hmask[kQK_K / 8];
+  uint8_t qs[kQK_K / 4];
+  uint8_t scales[kKScaleSize];
+  uint16_t d;
+};
+
 static_assert(sizeof(block_q4_0) == 18 && offsetof(block_q4_0, qs) == 2);
 static_assert(sizeof(block_q4_1) == 20 && offsetof(block_q4_1, qs) == 4);
 static_assert(sizeof(block_q5_0) == 22 && offsetof(block_q5_0, qs) == 6);
@@ -90,5 +112,8 @@ static_assert(sizeof(block_q5_K) == 176 && offsetof(block_q5_K, qh) == 16 &&
               offsetof(block_q5_K, qs) == 48);
 static_assert(sizeof(block_q6_K) == 210 && offsetof(block_q6_K, qh) == 128 &&
               offsetof(block_q6_K, scales) == 192 && offsetof(block_q6_K, d) == 208);
+static_assert(sizeof(block_q2_K) == 84 && offsetof(block_q2_K, qs) == 16 && offsetof(block_q2_K, d) == 80);
+static_assert(sizeof(block_q3_K) == 110 && offsetof(block_q3_K, qs) == 32 &&
+              offsetof(block_q3_K, scales) == 96 && offsetof(block_q3_K, d) == 108);
 
 }  // namespace blockq

@@ -73,5 +73,39 @@ void dequantize_q5_K(const uint8_t* blocks, float* out, size_t n);
 void quantize_q5_K(const float* in, uint8_t* blocks, size_t n);
 void dequantize_q6_K(const uint8_t* blocks, float* out, size_t n);
 void quantize_q6_K(const float* in, uint8_t* blocks, size_t n);
+void dequantize_q2_K(const uint8_t* blocks, float* out, size_t n);
+void quantize_q2_K(const float* in, uint8_t* blocks, size_t n);
+void dequantize_q3_K(const uint8_t* blocks, float* out, size_t n);
+void quantize_q3_K(const float* in, uint8_t* blocks, size_t n);
+
+// The element of largest magnitude among x[0..n) with its sign (the first one
+// on ties): the symmetric formats derive their scales from it.
+inline float signed_absmax(const float* x, int n) {
+  float amax = 0.0f;
+  float vmax = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const float a = x[j] < 0 ? -x[j] : x[j];
+    if (amax < a) {
+      amax = a;
+      vmax = x[j];
+    }
+  }
+  return vmax;
+}
+
+// The symmetric K formats' first pass (Q3_K, Q6_K): fits each of the 16
+// sub-blocks of 16 of x[256] with fit(x + 16 j, L + 16 j) into scales[j] and
+// returns the scale of largest magnitude, with its sign (the first on ties).
+template <typename Fit>
+float fit_subblocks16(const float* x, int8_t* L, float* scales, Fit&& fit) {
+  for (int j = 0; j < 16; ++j) scales[j] = fit(x + 16 * j, L + 16 * j);
+  return signed_absmax(scales, 16);
+}
+
+// ggml's make_qkx2_quants (kquants.cpp): the affine fit of n <= 32 values
+// (x ~ scale * L - the_min, L in [0, nmax], the_min >= 0) with weights w,
+// by squared (use_mad false) or absolute error; returns the scale.
+float fit_affine(int n, int nmax, const float* x, const float* w, uint8_t* L, float* the_min, float rmin,
+                 float rdelta, int nstep, bool use_mad);
 
 }  // namespace blockq::codec

@@ -68,6 +68,8 @@ constexpr std::array<FormatTraits, std::size(kAllFormats)> kTraits{{
     {Format::Q4_K, "q4_K", 12, kQK_K, sizeof(block_q4_K), true, dequantize_q4_K, quantize_q4_K, "q4_K.wgsl"},
     {Format::Q5_K, "q5_K", 13, kQK_K, sizeof(block_q5_K), true, dequantize_q5_K, quantize_q5_K, "q5_K.wgsl"},
     {Format::Q6_K, "q6_K", 14, kQK_K, sizeof(block_q6_K), true, dequantize_q6_K, quantize_q6_K, "q6_K.wgsl"},
+    {Format::Q2_K, "q2_K", 10, kQK_K, sizeof(block_q2_K), true, dequantize_q2_K, quantize_q2_K, "q2_K.wgsl"},
+    {Format::Q3_K, "q3_K", 11, kQK_K, sizeof(block_q3_K), true, dequantize_q3_K, quantize_q3_K, "q3_K.wgsl"},
 }};
 
 constexpr bool table_in_enum_order() {

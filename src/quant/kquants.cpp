@@ -21,14 +21,18 @@ namespace {
 
 constexpr float kGroupMaxEps = 1e-15f;  // below this a group counts as all zero
 
-// Affine fit of 32 values (x ~ scale * L - the_min, L in [0, nmax], the_min
-// >= 0) minimising the weighted squared error: start from the min/max grid,
-// then try nstep+1 grids of (nmax + rmin + rdelta*is) steps and keep the least
-// squares (scale, min) of whichever grid gives the lowest error.
-// Returns the scale; L receives the levels, *the_min the (non-negative) offset.
-float fit_affine32(int nmax, const float* x, const float* w, uint8_t* L, float* the_min,
-                   float rmin, float rdelta, int nstep) {
-  constexpr int n = 32;
+}  // namespace
+
+// Affine fit of n <= 32 values (x ~ scale * L - the_min, L in [0, nmax], the_min
+// >= 0) minimising the weighted squared (or, use_mad, absolute) error: start
+// from the min/max grid, then try nstep+1 grids of (nmax + rmin + rdelta*is)
+// steps and keep the least squares (scale, min) of whichever grid gives the
+// lowest error. Returns the scale; L receives the levels, *the_min the
+// (non-negative) offset.
+float fit_affine(int n, int nmax, const float* x, const float* w, uint8_t* L, float* the_min, float rmin,
+                 float rdelta, int nstep, bool use_mad) {
+  BQ_ASSERT(n > 0 && n <= 32, "fit_affine: n = {}", n);
+  auto err = [use_mad](float diff) { return use_mad ? std::fabs(diff) : diff * diff; };
   float lo = x[0];
   float hi = x[0];
   float sum_w = w[0];
@@ -51,11 +55,10 @@ float fit_affine32(int nmax, const float* x, const float* w, uint8_t* L, float* 
   for (int i = 0; i < n; ++i) {
     const int l = nearest_int(iscale * (x[i] - lo));
     L[i] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
-    float diff = scale * static_cast<float>(L[i]) + lo - x[i];
-    diff = diff * diff;
-    best_error += w[i] * diff;
+    const float diff = scale * static_cast<float>(L[i]) + lo - x[i];
+    best_error += w[i] * err(diff);
   }
-  uint8_t trial[n];
+  uint8_t trial[32];
   for (int is = 0; is <= nstep; ++is) {
     iscale = (rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (hi - lo);
     float sum_l = 0, sum_l2 = 0, sum_xl = 0;
@@ -77,9 +80,8 @@ float fit_affine32(int nmax, const float* x, const float* w, uint8_t* L, float* 
       }
       float cur_error = 0;
       for (int i = 0; i < n; ++i) {
-        float diff = this_scale * static_cast<float>(trial[i]) + this_min - x[i];
-        diff = diff * diff;
-        cur_error += w[i] * diff;
+        const float diff = this_scale * static_cast<float>(trial[i]) + this_min - x[i];
+        cur_error += w[i] * err(diff);
       }
       if (cur_error < best_error) {
         std::copy(trial, trial + n, L);
@@ -93,21 +95,15 @@ float fit_affine32(int nmax, const float* x, const float* w, uint8_t* L, float* 
   return scale;
 }
 
+namespace {
+
 // Symmetric fit of 16 values (x ~ scale * (L - nmax), L - nmax in
 // [-nmax, nmax-1]) with weights x^2: the grid of the signed absmax, then 18
 // neighbouring grids, keeping the one with the best weighted least squares.
 float fit_symmetric16(int nmax, const float* x, int8_t* L) {
   constexpr int n = 16;
-  float vmax = 0;
-  float amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      vmax = x[i];
-    }
-  }
-  if (amax < kGroupMaxEps) {
+  const float vmax = signed_absmax(x, n);
+  if (std::fabs(vmax) < kGroupMaxEps) {
     std::fill(L, L + n, int8_t{0});
     return 0.0f;
   }
@@ -173,7 +169,7 @@ void quantize_superblock_affine(const float* x, int nmax, float rmin, int nstep,
     for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
     const float av_x = std::sqrt(sum_x2 / 32);
     for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-    scales[j] = fit_affine32(nmax, xs, weights, L + 32 * j, &mins[j], rmin, 0.1f, nstep);
+    scales[j] = fit_affine(32, nmax, xs, weights, L + 32 * j, &mins[j], rmin, 0.1f, nstep, false);
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -315,17 +311,9 @@ void quantize_q6_K(const float* in, uint8_t* blocks, size_t n) {
   for (size_t i = 0; i < n / kQK_K; ++i) {
     const float* x = in + i * kQK_K;
     block_q6_K b;
-    float max_scale = 0;
-    float max_abs_scale = 0;
-    for (int ib = 0; ib < kQK_K / 16; ++ib) {
-      scales[ib] = fit_symmetric16(32, x + 16 * ib, L + 16 * ib);
-      const float abs_scale = std::fabs(scales[ib]);
-      if (abs_scale > max_abs_scale) {
-        max_abs_scale = abs_scale;
-        max_scale = scales[ib];
-      }
-    }
-    if (max_abs_scale < kGroupMaxEps) {  // all (near) zero: an all-zero block
+    const float max_scale =
+        fit_subblocks16(x, L, scales, [](const float* v, int8_t* l) { return fit_symmetric16(32, v, l); });
+    if (std::fabs(max_scale) < kGroupMaxEps) {  // all (near) zero: an all-zero block
       std::memset(&b, 0, sizeof b);
       b.d = f32_to_f16(0.f);
       store_block(blocks, i, b);

@@ -18,19 +18,7 @@
 namespace blockq::codec {
 namespace {
 
-// The element of largest magnitude with its sign (the first one on ties): the
-// scale of the symmetric formats is derived from it.
-float signed_absmax(const float* x) {
-  float amax = 0.0f;
-  float vmax = 0.0f;
-  for (int j = 0; j < kQK; ++j) {
-    if (amax < std::fabs(x[j])) {
-      amax = std::fabs(x[j]);
-      vmax = x[j];
-    }
-  }
-  return vmax;
-}
+float signed_absmax(const float* x) { return codec::signed_absmax(x, kQK); }
 
 void min_max(const float* x, float& lo, float& hi) {
   lo = FLT_MAX;

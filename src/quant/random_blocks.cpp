@@ -33,8 +33,14 @@ std::vector<uint8_t> random_blocks(Format f, uint32_t rows, uint32_t cols, uint3
     case Format::BF16:
       for (size_t i = 0; i < bytes / 2; ++i) set16(2 * i, f32_to_bf16(val(rng)));
       break;
-    case Format::Q6_K:
-      for (size_t b = 0; b < blocks; ++b) set16(b * t.block_bytes + 208, f32_to_f16(small(rng)));
+    case Format::Q6_K: case Format::Q3_K:  // d last
+      for (size_t b = 0; b < blocks; ++b) set16(b * t.block_bytes + t.block_bytes - 2, f32_to_f16(small(rng)));
+      break;
+    case Format::Q2_K:  // d, dmin last
+      for (size_t b = 0; b < blocks; ++b) {
+        set16(b * t.block_bytes + 80, f32_to_f16(small(rng)));
+        set16(b * t.block_bytes + 82, f32_to_f16(small(rng)));
+      }
       break;
     case Format::Q4_1: case Format::Q5_1: case Format::Q4_K: case Format::Q5_K:
       for (size_t b = 0; b < blocks; ++b) {

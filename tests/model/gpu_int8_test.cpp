@@ -140,7 +140,8 @@ TEST_P(Int8Gemm, PromptAgreesWithF32Gemm) {
               traits(GetParam()).name.data(), worst, same);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Int8Gemm, ::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_K, Format::Q5_K, Format::Q6_K),
+INSTANTIATE_TEST_SUITE_P(Tiny, Int8Gemm, ::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_K, Format::Q5_K, Format::Q6_K,
+                                                                    Format::Q3_K),
                          [](const auto& info) { return std::string(traits(info.param).name); });
 
 // Prompt batches of 16 at or below the crossover (32): every projection runs

@@ -6,7 +6,7 @@
 // compiled unmodified with gcc 12.2 -O2 -std=gnu11 on x86-64 (no FMA), with
 // link stubs for the unused ggml_abort/ggml_type_* symbols. A small C program
 // filled x[0..511] with golden_input() below (the same code, in C), called
-// quantize_row_{q4_0,q4_1,q5_0,q5_1,q8_0,q4_K,q5_K,q6_K}_ref(x, blocks, 512)
+// quantize_row_{q4_0,q4_1,q5_0,q5_1,q8_0,q4_K,q5_K,q6_K,q2_K,q3_K}_ref(x, blocks, 512)
 // and printed the block bytes as hex; it then called ggml's
 // dequantize_row_<format>(blocks, y, 512) and printed the 64-bit FNV-1a hash
 // of y's f32 bits (little-endian bytes, element order). The conversion table
@@ -167,6 +167,21 @@ const Golden kGolden[] = {
      "80804080c00080c0c000008040c0004000c083572453b3fec7633e4f6c88c456"
      "7f3d06748cbeb4f607839b6e0f6b4532b743fbfb050502029902000072800505"
      "f40e3422"},
+    {Format::Q2_K, 0x6b8eb56f33980463ull,
+     "00000000000000001111cdff00000000816eb32fbaa79f6942bc9cff31149aa6"
+     "f262769143ae6b2fd64d00ad31248d698c8e7a3623ce3e451d4659d1eda4cdf2"
+     "503483415846d941f2718d8b594121911f44bf450000101000000c000000fedf"
+     "111111220e0e0f02038a0e0e0e060a06060a0e0e4683ce4e8fc3c3070e874bce"
+     "034e0f8e479be893733e0ba3eedfad59049aafee19bb93b1bbf9599c95615164"
+     "5a2db84ce33ea841"},
+    {Format::Q3_K, 0x532480660e0707ccull,
+     "859a507a3290563f1cb317b2c9ed86f8f3bbebf6dfe159f927bc5ec1dafab4fd"
+     "aa3e64f9e2fc99821befdf2ce9dfd73f293c659faeb07bf31566aeb4eff99708"
+     "2096e6a57fd561846012e8ec8704d39a4fd7387c8e6249795d4ce1281e2efa0a"
+     "20e040000f0f10f0a6968a4ad43a98986818d8f0b8d87838e8a888b8787818c8"
+     "a8f0c8d81890b07830780050d018040504000000050504000100010105050140"
+     "85c4048080808400c44580c584454b2f10f273bc8317acca1a568821ea7c1e3e"
+     "4c7e7dfd6e4366dd8bd3eb397fc70f0fc1011010d731a9a9728a7036"},
 };
 
 // f32 bits -> ggml's f16 bits, ggml's bf16 bits.

@@ -50,7 +50,8 @@ const Bound kBounds[] = {
     {Format::F32, 0.0, 0.0},       {Format::F16, 3e-4, 5e-4},      {Format::BF16, 2.5e-3, 4e-3},
     {Format::Q4_0, 0.10, 0.13},    {Format::Q4_1, 0.09, 0.075},    {Format::Q5_0, 0.05, 0.066},
     {Format::Q5_1, 0.045, 0.036},  {Format::Q8_0, 0.0065, 0.0045}, {Format::Q4_K, 0.085, 0.12},
-    {Format::Q5_K, 0.045, 0.07},   {Format::Q6_K, 0.022, 0.035},
+    {Format::Q5_K, 0.045, 0.07},   {Format::Q6_K, 0.022, 0.035},   {Format::Q2_K, 0.34, 0.41},
+    {Format::Q3_K, 0.17, 0.29},
 };
 
 TEST(RoundTrip, ErrorBounds) {
@@ -148,7 +149,8 @@ TEST(RoundTrip, RequantizingStaysClose) {
   // The K formats re-run their scale search on already quantized data and
   // may pick other levels, but never move far.
   for (const auto& [f, bound] : {std::pair{Format::Q4_K, 0.12}, std::pair{Format::Q5_K, 0.07},
-                                 std::pair{Format::Q6_K, 0.035}}) {
+                                 std::pair{Format::Q6_K, 0.035}, std::pair{Format::Q2_K, 0.05},
+                                 std::pair{Format::Q3_K, 0.24}}) {
     const auto x = wide_range(kN, 41);
     const auto y = dequantize(f, quantize(f, x), kN);
     const auto z = dequantize(f, quantize(f, y), kN);
@@ -259,6 +261,22 @@ double decode_element(Format f, const uint8_t* blk, int j, double& mag) {
       mag = std::fabs(a) + std::fabs(m);
       return a - m;
     }
+    case Format::Q2_K:
+    case Format::Q3_K: {
+      const int h = j / 128, quarter = j % 128 / 32, l = j % 32, s = j / 16;
+      const int low = (blk[(f == Format::Q2_K ? 16 : 32) + 32 * h + l] >> (2 * quarter)) & 3;
+      if (f == Format::Q2_K) {
+        const double a = double{h16(blk + 80)} * (blk[s] & 15) * low, m = double{h16(blk + 82)} * (blk[s] >> 4);
+        mag = std::fabs(a) + std::fabs(m);
+        return a - m;
+      }
+      const int top = (blk[l] >> (j / 32)) & 1;  // hmask[l], bit j / 32
+      const uint8_t* sc = blk + 96;
+      const int scale = ((s < 8 ? sc[s] & 15 : sc[s - 8] >> 4) | ((sc[8 + s % 4] >> (2 * (s / 4))) & 3) << 4) - 32;
+      const double t = double{h16(blk + 108)} * scale * (low - (top ? 0 : 4));
+      mag = std::fabs(t);
+      return t;
+    }
     default: {  // Q6_K
       const int h = j / 128, r = j % 128, l = r % 32, quarter = r / 32;
       const int low = nibble(blk[64 * h + l + (quarter & 1 ? 32 : 0)], quarter >= 2);
@@ -278,6 +296,8 @@ std::vector<int> half_fields(Format f) {
     case Format::Q4_K:
     case Format::Q5_K: return {0, 2};
     case Format::Q6_K: return {208};
+    case Format::Q2_K: return {80, 82};
+    case Format::Q3_K: return {108};
     default: return {0};
   }
 }

@@ -346,6 +346,28 @@ void decode_block_f64(Format fmt, const uint8_t* b, Out o) {
       }
       return;
     }
+    case Format::Q2_K:
+    case Format::Q3_K: {
+      // Q2_K: scales[16], qs[64], d, dmin; Q3_K: hmask[32], qs[64], scales[12], d.
+      // Element i = 128h + 32k + l: 2 bits from qs[32h + l] bits 2k..2k+1, in
+      // sub-block s = i / 16; Q3_K's third bit is bit i / 32 of hmask[l]
+      // (clear: minus 4) and its 6-bit scale as blocks.hpp packs it.
+      const bool k2 = fmt == Format::Q2_K;
+      const uint8_t* qs = b + (k2 ? 16 : 32);
+      for (int i = 0; i < 256; ++i) {
+        const int h = i / 128, k = (i % 128) / 32, l = i % 32, s = i / 16;
+        const int q = (qs[32 * h + l] >> (2 * k)) & 3;
+        if (k2) {
+          o.put(size_t(i), f16_at(b + 80) * (b[s] & 15) * q, -f16_at(b + 82) * (b[s] >> 4));
+        } else {
+          const uint8_t* sc = b + 96;
+          const int lo = s < 8 ? sc[s] & 15 : sc[s - 8] >> 4;
+          const int scale = (lo | ((sc[8 + s % 4] >> (2 * (s / 4))) & 3) << 4) - 32;
+          o.put(size_t(i), f16_at(b + 108) * scale * (q - ((b[l] >> (i / 32)) & 1 ? 0 : 4)));
+        }
+      }
+      return;
+    }
   }
   BQ_ASSERT(false, "decode_block_f64: format {}", int(fmt));
 }

@@ -30,6 +30,8 @@ std::string fmt_file(Format f) {
     case Format::Q4_K: return "q4_k.wgsl";
     case Format::Q5_K: return "q5_k.wgsl";
     case Format::Q6_K: return "q6_k.wgsl";
+    case Format::Q2_K: return "q2_k.wgsl";
+    case Format::Q3_K: return "q3_k.wgsl";
     case Format::F16: return "f16.wgsl";
     default: return "";
   }

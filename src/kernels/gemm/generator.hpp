@@ -109,14 +109,15 @@ gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);
 // q8 activations), products summed exactly by dot4I8Packed, per output and
 // block in k order
 //   acc = acc + (dw * dx) * f32(sum of qw * qx - OFF * sum of qx)
-// (OFF 8 for Q4_0, 16 for Q5_0, 32 for Q6_K, else 0; Q6_K's halves of 16
-// each with its scale), then for Q4_1, Q5_1, Q4_K and
+// (OFF 8 for Q4_0, 16 for Q5_0, 32 for Q6_K, 4 for Q3_K, else 0; Q6_K's and
+// Q3_K's halves of 16 each with its scale; Q2_K, a min per half, has no
+// int8 form), then for Q4_1, Q5_1, Q4_K and
 // Q5_K acc = acc + mw * (dx * f32(sum of qx)) (their min). f32(i) is formed
 // without a conversion (the sum starts at MAGIC, gemm_i8_head.wgsl). Classic
 // or pipelined kernel, steps of 1 to 4
 // blocks, register blocks RM x RN of multiples of 4, split-k. Where the
 // instance has packed dot4, MatmulArgs::int8 asks for it.
-bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K
+bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K
 Tiling default_tiling_int8(uint32_t mclass);
 // Without a tiling: default_tiling_int8(m_class(m)) fitted to the limits,
 // k split by default_splits (at most kMaxSplits) where the partials fit one

@@ -26,7 +26,7 @@ std::vector<float> decode(const matvec::HostWeight& w) {
 // 32 in order, with the raw codes c (Q4_0: q - 8), scale and min of
 // matvec::raw_rows (the int8 path's decode), i = sum of c * qx (exact):
 // acc = acc + (scale * dx) * f32(i), then with a min acc = acc + min * (dx
-// * f32(sum of qx)); Q6_K's halves of 16 (a scale each) one after the other. Split-k: slice z sums the blocks of its steps (tile / 32
+// * f32(sum of qx)); Q6_K's and Q3_K's halves of 16 (a scale each) one after the other. Split-k: slice z sums the blocks of its steps (tile / 32
 // blocks a step, ceil(steps / splits) steps a slice) from 0, and the
 // slices' sums are added in order (split_sum).
 std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
@@ -37,7 +37,7 @@ std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
   if (silu) rb = matvec::raw_rows(*in.b, 0, s.n);
   const uint32_t kb = s.k / 32, ks = std::max<uint32_t>(1, s.tile / 32);
   const uint32_t splits = std::max<uint32_t>(1, s.splits), sps = (kb / ks + splits - 1) / splits;
-  // Scales per block of 32, or (Q6_K) per half of 16: each half summed and scaled on its own.
+  // Scales per block of 32, or (Q6_K, Q3_K) per half of 16: each half summed and scaled on its own.
   const uint32_t halves = ra.scale.size() == size_t{s.n} * kb * 2 ? 2 : 1;
   BQ_CHECK(ra.code.size() == size_t{s.n} * s.k && ra.scale.size() == size_t{s.n} * kb * halves,
            "gemm twin {}: the weight's raw rows are not in blocks of 32 or 16", s.key());

@@ -17,7 +17,8 @@
 // Q5_K: scale d * sc, min -(dmin * m)); per output, blocks b in k order: acc
 // = acc + (scale * dx) * f32(i), i = sum of c * qx over the block (exact),
 // then with a min acc = acc + min * (dx * f32(sum of qx)); Q6_K (c = q - 32,
-// a scale per 16) sums and folds each half of a block on its own. (The
+// a scale per 16) and Q3_K (c = q - 4, likewise) sum and fold each half of a
+// block on its own. (The
 // kernel sums q * qx and takes 8, 16 or 32 times the sum of qx off: the same
 // integer.)
 // Its float64 reference is the f32 kernel's (x not quantized).

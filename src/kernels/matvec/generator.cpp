@@ -31,6 +31,8 @@ std::string fmt_file(const WeightKind& kind, uint32_t k) {
     case Format::Q4_K: return "q4_k.wgsl";
     case Format::Q5_K: return "q5_k.wgsl";
     case Format::Q6_K: return "q6_k.wgsl";
+    case Format::Q2_K: return "q2_k.wgsl";
+    case Format::Q3_K: return "q3_k.wgsl";
     case Format::F32: return u8 ? "f32_u8.wgsl" : "f32.wgsl";
     case Format::F16: return u8 ? "f16_u8.wgsl" : "f16.wgsl";
     case Format::BF16: return u8 ? "bf16_u8.wgsl" : "bf16.wgsl";

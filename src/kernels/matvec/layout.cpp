@@ -52,6 +52,8 @@ UnitInfo unit_info(const WeightKind& kind, uint32_t k) {
       break;
     case Format::Q4_K: case Format::Q5_K: unit = 64; break;
     case Format::Q6_K: unit = 128; group = 16; side = true; break;
+    case Format::Q2_K: unit = 64; group = 16; side = true; break;  // a min: at most 4 groups a unit
+    case Format::Q3_K: unit = 128; group = 16; break;
     // Float formats: rows of 4096 or more take 8-element units (16 bytes of
     // F16/BF16), so that the TPR lanes of a row, which take consecutive
     // units, load one contiguous run (the plan gives them 4 units a step).
@@ -62,7 +64,7 @@ UnitInfo unit_info(const WeightKind& kind, uint32_t k) {
     case Format::F32: case Format::F16: case Format::BF16: unit = k >= 4096 ? 8 : 32; group = 0; break;
   }
   has_min = kind.format == Format::Q4_1 || kind.format == Format::Q5_1 || kind.format == Format::Q4_K ||
-            kind.format == Format::Q5_K;
+            kind.format == Format::Q5_K || kind.format == Format::Q2_K;
   return {unit, unit / 8, (k + unit - 1) / unit * unit, side, group, has_min};
 }
 
@@ -113,6 +115,8 @@ RowBytes row_bytes(const WeightKind& kind, uint32_t k) {
     case Format::Q4_K: return {blocks * 144, 0};
     case Format::Q5_K: return {blocks * 176, 0};
     case Format::Q6_K: return {blocks * 208, blocks * 2};
+    case Format::Q2_K: return {blocks * 80, blocks * 4};
+    case Format::Q3_K: return {blocks * 112, 0};
     case Format::F32: return {double(ui.kp) * 4, 0};
     case Format::F16: case Format::BF16: return {double(ui.kp) * 2, 0};
   }
@@ -214,6 +218,20 @@ Packed pack_rows(const HostWeight& w, uint32_t row0, uint32_t rows) {
         h16.push_back(rd16(blk + 208));
       }
       put_f16_pairs(p.side, h16);
+      break;
+    case Format::Q2_K:
+      for (size_t b = 0; b < blocks; ++b) {
+        const uint8_t* blk = base + b * 84;
+        put_bytes(p.main, blk, 80);       // scales[16], qs[64]
+        p.side.push_back(rd32(blk + 80));  // d (low half), dmin (high half)
+      }
+      break;
+    case Format::Q3_K:
+      for (size_t b = 0; b < blocks; ++b) {
+        uint8_t blk[112] = {};  // hmask[32], qs[64], scales[12], d, 2 bytes of padding
+        std::memcpy(blk, base + b * 110, 110);
+        put_bytes(p.main, blk, 112);
+      }
       break;
     case Format::F32: case Format::F16: case Format::BF16: {
       const size_t esz = f == Format::F32 ? 4 : 2;

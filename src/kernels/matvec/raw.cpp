@@ -115,6 +115,31 @@ void ggml_row(Format f, const uint8_t* row, uint32_t k, float* c, float* sc, flo
             }
       }
       return;
+    case Format::Q2_K: case Format::Q3_K: {
+      const bool two = f == Format::Q2_K;
+      for (uint32_t b = 0; b < k / 256; ++b) {
+        const uint8_t* blk = row + b * (two ? 84 : 110);
+        const uint8_t* qs = blk + (two ? 16 : 32);
+        for (int g = 0; g < 16; ++g) {
+          if (two) {
+            sc[b * 16 + g] = h16(blk + 80) * static_cast<float>(blk[g] & 15u);
+            mn[b * 16 + g] = -(h16(blk + 82) * static_cast<float>(blk[g] >> 4u));
+          } else {
+            const uint8_t* s = blk + 96;
+            const uint32_t lo = g < 8 ? (s[g] & 15u) : (s[g - 8] >> 4u);
+            const uint32_t hi = (s[8 + g % 4] >> (2 * (g / 4))) & 3u;
+            sc[b * 16 + g] = h16(blk + 108) * (static_cast<float>(lo | (hi << 4)) - 32.f);
+          }
+        }
+        for (int e = 0; e < 256; ++e) {
+          const int h = e / 128, q = e % 128 / 32, l = e % 32;
+          uint32_t code = (qs[32 * h + l] >> (2 * q)) & 3u;
+          if (!two) code |= ((blk[l] >> (e / 32)) & 1u) << 2;  // hmask[l], bit e / 32
+          c[b * 256 + e] = static_cast<float>(code) - (two ? 0.f : 4.f);
+        }
+      }
+      return;
+    }
     case Format::F32: case Format::F16: case Format::BF16: break;
   }
   BQ_ASSERT(false, "ggml_row: format without codes");

@@ -14,6 +14,10 @@ fn bytes4(w: u32) -> vec4<u32> { return (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 
 fn nibs4(w: u32, sh: u32) -> vec4<u32> {
   return (vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(15u);
 }
+// The 2-bit field at bit `sh` (0, 2, 4 or 6) of byte i of w in lane i.
+fn crumbs4(w: u32, sh: u32) -> vec4<u32> {
+  return (vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(3u);
+}
 // Bit `b` of byte i of w, moved to bit 4 (the fifth bit of a 5-bit code).
 fn hbit4(w: u32, b: u32) -> vec4<u32> {
   return ((vec4<u32>(w) >> vec4<u32>(b, b + 8u, b + 16u, b + 24u)) & vec4<u32>(1u)) << vec4<u32>(4u);
