@@ -2,7 +2,7 @@
 // gemm::matmul (the crossover forced low so the gemm runs; the f32 gemm,
 // whose bound is the f32 reference's, but for GpuPromptSplitK's int8 run:
 // the int8 gemm's 8-bit x has gpu_int8_test.cpp's bound) against the CPU
-// reference on the tiny synthetic model (llama at q8_0, q4_0, q4_K, q5_K, q2_K; qwen2
+// reference on the tiny synthetic model (llama at q8_0, q4_0, q4_K, q5_K, q2_K, bf16; qwen2
 // with biases; llama with rope_freqs), with f16 and f32 KV caches; rope_freqs
 // on single tokens; the row kernels (GpuRmsNorm, GpuRope with bias and freq
 // factors) against their twins; the f16 KV store against f32_to_f16.
@@ -121,6 +121,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuPrompt,
                                            Case{Arch::Llama, Format::Q4_K, false, KvType::F16},
                                            Case{Arch::Llama, Format::Q5_K, false, KvType::F16},
                                            Case{Arch::Llama, Format::Q2_K, false, KvType::F32},
+                                           Case{Arch::Llama, Format::BF16, false, KvType::F16},
                                            Case{Arch::Qwen2, Format::Q8_0, false, KvType::F32},
                                            Case{Arch::Llama, Format::Q8_0, true, KvType::F16}),
                          [](const auto& info) {

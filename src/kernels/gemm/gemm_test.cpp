@@ -231,10 +231,10 @@ TEST(Gemm, MatmulRunsBothKernelsOnOneUpload) {
       EXPECT_LT(gr, 5e-4) << traits(f).name << " " << h;
       EXPECT_LT(mr, 5e-4) << traits(f).name << " " << h;
     }
-  // BF16: no gemm decoder, so m = 64 with no crossover given (no measurement) is a matvec.
-  auto q5 = quantize(Format::BF16, ts::random_normal(size_t{8} * 256, 800, 0.f, 0.5f));
-  const matvec::Weights w5 = matvec::upload(ctx, matvec::HostWeight{kind_of(Format::BF16), 8, 256, q5}, "mm.bf16");
-  EXPECT_FALSE(gemm_reads(kind_of(Format::BF16), 256));
+  // F32: no gemm decoder, so m = 64 with no crossover given (no measurement) is a matvec.
+  auto q5 = quantize(Format::F32, ts::random_normal(size_t{8} * 256, 800, 0.f, 0.5f));
+  const matvec::Weights w5 = matvec::upload(ctx, matvec::HostWeight{kind_of(Format::F32), 8, 256, q5}, "mm.f32");
+  EXPECT_FALSE(gemm_reads(kind_of(Format::F32), 256));
   EXPECT_TRUE(gemm_reads(kind_of(Format::Q5_K), 256));
   EXPECT_FALSE(gemm_reads(kind_of(Format::Q5_K), 64));
   auto xb = ctx.storage<float>(ts::random_normal(size_t{64} * 256, 801, 0.f, 1.f), "mm.x5");
@@ -363,7 +363,7 @@ TEST(Gemm, BadInputIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("multiple"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(plan(ctx, kind_of(Format::BF16), 8, 256, 8), Error);  // no gemm decoder
+  EXPECT_THROW(plan(ctx, kind_of(Format::F32), 8, 256, 8), Error);  // no gemm decoder
   Hooks rope;
   rope.epilogue = Epilogue::Rope;
   EXPECT_THROW(plan(ctx, kind_of(Format::Q8_0), 8, 64, 8, rope), Error);

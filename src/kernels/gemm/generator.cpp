@@ -33,6 +33,7 @@ std::string fmt_file(Format f) {
     case Format::Q2_K: return "q2_k.wgsl";
     case Format::Q3_K: return "q3_k.wgsl";
     case Format::F16: return "f16.wgsl";
+    case Format::BF16: return "bf16.wgsl";
     default: return "";
   }
 }
