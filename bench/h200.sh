@@ -35,7 +35,7 @@ if [ "$mode" = matvec ]; then
   # The same cases without the clock warm-up, to show what it changes.
   BLOCKQ_WARM_MS=0 $B/blockq bench matvec --formats q8_0,q4_0,q4_K,f16 --shapes 4096x14336 --batch 1 \
     2>/dev/null > "$OUT/matvec_cold.txt"
-  $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q2_K,q3_K,q4_K,q5_K,q6_K,f16 --shapes 4096x14336,14336x4096 \
+  $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,f16 --shapes 4096x14336,14336x4096 \
     --batch 1,8 2>/dev/null > "$OUT/matvec_default.txt"
   timeout 200 $B/blockq bench matvec --formats q8_0,q4_0,q4_K,q6_K,f16 --shapes 4096x14336,14336x4096 --batch 1 \
     --sweep "${SWEEP1:-wg=256,512,1024;tpr=16,32;unroll=1,2;rpl=1,2}" 2>/dev/null > "$OUT/sweep_b1.txt"
@@ -104,14 +104,14 @@ if [ "$mode" = full ] || [ "$mode" = quick ]; then
 fi
 if [ -f .devrun/anchors/tbo-vk.xz ] && { [ "$mode" = full ] || [ "$mode" = ggml ]; }; then
   xz -dkc .devrun/anchors/tbo-vk.xz > /tmp/tbo-vk && chmod +x /tmp/tbo-vk
-  /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q2_K|q3_K|q4_K|q5_K|q6_K|f16),type_b=f32,m=4096,n=(1|8),k=14336' \
+  /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q2_K|q3_K|q4_K|q5_K|q6_K|iq4_nl|iq4_xs|f16),type_b=f32,m=4096,n=(1|8),k=14336' \
     2>&1 | grep -E "MUL_MAT" | tee "$OUT/ggml_vulkan.txt"
 fi
 if [ "$mode" = final ]; then
   # The record for docs/perf, most important first: matvec (every format, both
   # 8B shapes, batch 1 and 8), the end-to-end run, GEMM, ggml's figures on the
   # same shapes, then the parity tests on this adapter.
-  $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q2_K,q3_K,q4_K,q5_K,q6_K,f16 --shapes 4096x14336,14336x4096 \
+  $B/blockq bench matvec --formats q8_0,q4_0,q4_1,q5_0,q5_1,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,f16 --shapes 4096x14336,14336x4096 \
     --batch 1,8 2>/dev/null | tee "$OUT/matvec_final.txt" | grep -E "^(device|[a-z])" | awk '{print $1, $2, $3, $4, $7}'
   for p in "smollm2-360m q8_0" "llama-3.2-1b q4_0"; do
     set -- $p
@@ -121,7 +121,7 @@ if [ "$mode" = final ]; then
   timeout 100 $B/blockq bench gemm --formats q8_0,q4_0 --m 64,512,2048 2>/dev/null | tee "$OUT/gemm.txt" | tail -14
   if [ -f .devrun/anchors/tbo-vk.xz ]; then
     xz -dkc .devrun/anchors/tbo-vk.xz > /tmp/tbo-vk && chmod +x /tmp/tbo-vk
-    timeout 60 /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q2_K|q3_K|q4_K|q5_K|q6_K|f16),type_b=f32,m=4096,n=(1|8),k=14336' \
+    timeout 60 /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q2_K|q3_K|q4_K|q5_K|q6_K|iq4_nl|iq4_xs|f16),type_b=f32,m=4096,n=(1|8),k=14336' \
       2>&1 | grep -E "MUL_MAT" > "$OUT/ggml_vulkan.txt"; wc -l < "$OUT/ggml_vulkan.txt"
   fi
   timeout 100 $B/test_k_matvec > "$OUT/test_matvec.log" 2>&1; echo "test_k_matvec exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_matvec.log" | tr '\n' ' ')"
@@ -168,7 +168,7 @@ if [ "$mode" = int8 ]; then
   if [ -f .devrun/anchors/tbo-vk.xz ]; then
     xz -dkc .devrun/anchors/tbo-vk.xz > /tmp/tbo-vk && chmod +x /tmp/tbo-vk
     timeout 90 /tmp/tbo-vk perf -b Vulkan0 -o MUL_MAT \
-      -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q2_K|q3_K|q4_K|q5_K|q6_K),type_b=f32,m=4096,n=(1|8),k=14336' 2>&1 \
+      -p 'type_a=(q8_0|q4_0|q4_1|q5_0|q5_1|q2_K|q3_K|q4_K|q5_K|q6_K|iq4_nl|iq4_xs),type_b=f32,m=4096,n=(1|8),k=14336' 2>&1 \
       | grep -E "MUL_MAT" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/ggml_vulkan.txt"
   fi
   echo "format shape batch f32/int8 (run 1) | (run 2)"
@@ -184,7 +184,7 @@ if [ "$mode" = gemm6 ]; then
   echo "test_k_gemm exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_gemm.log" | tr '\n' ' ')"
   timeout 90 $B/test_model --gtest_filter='*GpuPrompt*' > "$OUT/test_model.log" 2>&1
   echo "test_model exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test_model.log" | tr '\n' ' ')"
-  timeout 360 $B/blockq bench gemm --formats q8_0,q4_0,q4_1,q5_0,q5_1,q2_K,q3_K,q4_K,q5_K,q6_K,f16 --shapes 4096x14336,14336x4096 --m 512 \
+  timeout 360 $B/blockq bench gemm --formats q8_0,q4_0,q4_1,q5_0,q5_1,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,f16 --shapes 4096x14336,14336x4096 --m 512 \
     --samples 5 2>/dev/null > "$OUT/gemm512.txt"
   timeout 150 $B/blockq bench gemm --formats q8_0,q4_0 --shapes 4096x14336,14336x4096 --m 64,2048 --samples 3 \
     2>/dev/null > "$OUT/gemm64_2048.txt"

@@ -34,6 +34,8 @@ std::optional<uint32_t> file_type_of(Format f) {
     case Format::Q6_K: return 18;
     case Format::Q2_K: return 10;
     case Format::Q3_K: return 12;
+    case Format::IQ4_NL: return 25;
+    case Format::IQ4_XS: return 30;
     case Format::BF16: return 32;
   }
   return std::nullopt;
@@ -122,7 +124,7 @@ void add_quantize(CLI::App& app, GlobalOptions&) {
   static Options o;
   cmd->add_option("in", o.in, "Input GGUF file")->required();
   cmd->add_option("out", o.out, "Output GGUF file")->required();
-  cmd->add_option("--type", o.type, "Target format: q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, f16, bf16, f32")
+  cmd->add_option("--type", o.type, "Target format: q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, f16, bf16, f32")
       ->required();
   cmd->add_flag("-v,--verbose", o.verbose, "Print one line per tensor");
   cmd->callback([] { run_quantize(o); });

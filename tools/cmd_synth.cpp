@@ -33,7 +33,7 @@ void run_synth(const SynthArgs& a) {
   o.preset = a.preset;
   const auto f = format_from_name(a.type);
   BQ_CHECK(f, "--type {}: not a format blockq writes (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, "
-           "q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)", a.type);
+           "q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs)", a.type);
   o.type = *f;
   o.seed = a.seed;
   o.threads = a.threads;

@@ -62,6 +62,7 @@ void ggml_round_input(Format f, const double* x, double* out, size_t n) {
       for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(f32_to_bf16(float(x[i])));
       return;
     case Format::Q2_K: case Format::Q3_K: case Format::Q4_K: case Format::Q5_K: case Format::Q6_K:
+    case Format::IQ4_XS:
       // q8_K: 256 per block, scale from the signed value of largest magnitude.
       for (size_t b = 0; b < n; b += 256) {
         float amax = 0.0f, mx = 0.0f;
@@ -76,7 +77,7 @@ void ggml_round_input(Format f, const double* x, double* out, size_t n) {
       }
       return;
     default:
-      // q8_0 (and q8_1, whose values are the same): 32 per block, f16 scale.
+      // q8_0 (and q8_1, whose values are the same; iq4_nl's): 32 per block, f16 scale.
       for (size_t b = 0; b < n; b += 32) {
         float amax = 0.0f;
         for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::fabs(float(x[i])));

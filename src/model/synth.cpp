@@ -78,6 +78,8 @@ uint32_t file_type(Format f) {
     case Format::Q6_K: return 18;
     case Format::Q2_K: return 10;
     case Format::Q3_K: return 11;  // Q3_K_S
+    case Format::IQ4_NL: return 25;
+    case Format::IQ4_XS: return 30;
     case Format::BF16: return 32;
   }
   return 0;
@@ -136,7 +138,7 @@ Format synth_weight_format(Format requested, uint64_t row_len) {
     case Format::Q4_K: fb = Format::Q5_0; break;
     case Format::Q5_K: fb = Format::Q5_1; break;
     case Format::Q6_K: fb = Format::Q8_0; break;
-    case Format::Q2_K: case Format::Q3_K: fb = Format::Q4_0; break;  // llama.cpp: iq4_nl
+    case Format::Q2_K: case Format::Q3_K: case Format::IQ4_XS: fb = Format::IQ4_NL; break;
     default: break;
   }
   return fits(fb) ? fb : Format::F16;

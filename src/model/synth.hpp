@@ -49,8 +49,8 @@ TokenizerData synth_tokenizer(TokenizerStyle style, uint32_t n_vocab);
 
 // The format a weight is stored in: `requested` if its rows (row_len
 // elements) fit the block size, else llama.cpp's fallback (q4_K -> q5_0,
-// q5_K -> q5_1, q6_K -> q8_0; q2_K and q3_K -> q4_0, where llama.cpp takes
-// iq4_nl, which blockq does not read; and f16 when even that does not fit).
+// q5_K -> q5_1, q6_K -> q8_0, q2_K, q3_K and iq4_xs -> iq4_nl, and f16 when
+// even that does not fit).
 Format synth_weight_format(Format requested, uint64_t row_len);
 
 struct SynthOptions {

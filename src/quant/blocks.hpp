@@ -102,6 +102,27 @@ struct block_q3_K {
   uint16_t d;
 };
 
+// The 16 levels of IQ4_NL and IQ4_XS codes (ggml's kvalues_iq4nl).
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
+// x[j] = d * kIq4nlValues[code j], codes as Q4_0's nibbles (byte j holds
+// element j low, j + 16 high).
+struct block_iq4_nl {
+  uint16_t d;
+  uint8_t qs[kQK / 2];
+};
+
+// 8 sub-blocks of 32: x = d * (ls[s] - 32) * kIq4nlValues[code], codes of
+// sub-block s as IQ4_NL's in qs[16 s .. 16 s + 15]; ls 6 bits: the low
+// (s even) or high nibble of scales_l[s / 2], bits 2s..2s+1 of scales_h on top.
+struct block_iq4_xs {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQK_K / 64];
+  uint8_t qs[kQK_K / 2];
+};
+
 static_assert(sizeof(block_q4_0) == 18 && offsetof(block_q4_0, qs) == 2);
 static_assert(sizeof(block_q4_1) == 20 && offsetof(block_q4_1, qs) == 4);
 static_assert(sizeof(block_q5_0) == 22 && offsetof(block_q5_0, qs) == 6);
@@ -112,6 +133,8 @@ static_assert(sizeof(block_q5_K) == 176 && offsetof(block_q5_K, qh) == 16 &&
               offsetof(block_q5_K, qs) == 48);
 static_assert(sizeof(block_q6_K) == 210 && offsetof(block_q6_K, qh) == 128 &&
               offsetof(block_q6_K, scales) == 192 && offsetof(block_q6_K, d) == 208);
+static_assert(sizeof(block_iq4_nl) == 18 && offsetof(block_iq4_nl, qs) == 2);
+static_assert(sizeof(block_iq4_xs) == 136 && offsetof(block_iq4_xs, scales_l) == 4 && offsetof(block_iq4_xs, qs) == 8);
 static_assert(sizeof(block_q2_K) == 84 && offsetof(block_q2_K, qs) == 16 && offsetof(block_q2_K, d) == 80);
 static_assert(sizeof(block_q3_K) == 110 && offsetof(block_q3_K, qs) == 32 &&
               offsetof(block_q3_K, scales) == 96 && offsetof(block_q3_K, d) == 108);

@@ -77,6 +77,10 @@ void dequantize_q2_K(const uint8_t* blocks, float* out, size_t n);
 void quantize_q2_K(const float* in, uint8_t* blocks, size_t n);
 void dequantize_q3_K(const uint8_t* blocks, float* out, size_t n);
 void quantize_q3_K(const float* in, uint8_t* blocks, size_t n);
+void dequantize_iq4_nl(const uint8_t* blocks, float* out, size_t n);
+void quantize_iq4_nl(const float* in, uint8_t* blocks, size_t n);
+void dequantize_iq4_xs(const uint8_t* blocks, float* out, size_t n);
+void quantize_iq4_xs(const float* in, uint8_t* blocks, size_t n);
 
 // The element of largest magnitude among x[0..n) with its sign (the first one
 // on ties): the symmetric formats derive their scales from it.

@@ -70,6 +70,10 @@ constexpr std::array<FormatTraits, std::size(kAllFormats)> kTraits{{
     {Format::Q6_K, "q6_K", 14, kQK_K, sizeof(block_q6_K), true, dequantize_q6_K, quantize_q6_K, "q6_K.wgsl"},
     {Format::Q2_K, "q2_K", 10, kQK_K, sizeof(block_q2_K), true, dequantize_q2_K, quantize_q2_K, "q2_K.wgsl"},
     {Format::Q3_K, "q3_K", 11, kQK_K, sizeof(block_q3_K), true, dequantize_q3_K, quantize_q3_K, "q3_K.wgsl"},
+    {Format::IQ4_NL, "iq4_nl", 20, kQK, sizeof(block_iq4_nl), true, dequantize_iq4_nl, quantize_iq4_nl,
+     "iq4_nl.wgsl"},
+    {Format::IQ4_XS, "iq4_xs", 23, kQK_K, sizeof(block_iq4_xs), true, dequantize_iq4_xs, quantize_iq4_xs,
+     "iq4_xs.wgsl"},
 }};
 
 constexpr bool table_in_enum_order() {

@@ -11,12 +11,12 @@
 
 namespace blockq {
 
-enum class Format : uint8_t { F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K };
+enum class Format : uint8_t { F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS };
 
 inline constexpr Format kAllFormats[] = {Format::F32,  Format::F16,  Format::BF16, Format::Q4_0,
                                          Format::Q4_1, Format::Q5_0, Format::Q5_1, Format::Q8_0,
                                          Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::Q2_K,
-                                         Format::Q3_K};
+                                         Format::Q3_K, Format::IQ4_NL, Format::IQ4_XS};
 
 struct FormatTraits {
   Format format;
@@ -34,7 +34,7 @@ struct FormatTraits {
 };
 
 const FormatTraits& traits(Format f);
-// nullopt for a type id blockq does not read (e.g. IQ types, Q8_K).
+// nullopt for a type id blockq does not read (e.g. IQ2_XS, Q8_K).
 std::optional<Format> format_from_ggml(uint32_t ggml_type);
 // Accepts ggml's names, case-insensitively ("q4_k", "Q4_K", "f32").
 std::optional<Format> format_from_name(std::string_view name);

@@ -152,6 +152,10 @@ TEST(Config, ErrorsNameTheProblem) {
 TEST(Synth, FallbackAndTokenizer) {
   EXPECT_EQ(synth_weight_format(Format::Q4_K, 960), Format::Q5_0);
   EXPECT_EQ(synth_weight_format(Format::Q6_K, 960), Format::Q8_0);
+  EXPECT_EQ(synth_weight_format(Format::Q2_K, 960), Format::IQ4_NL);
+  EXPECT_EQ(synth_weight_format(Format::Q3_K, 896), Format::IQ4_NL);
+  EXPECT_EQ(synth_weight_format(Format::IQ4_XS, 960), Format::IQ4_NL);
+  EXPECT_EQ(synth_weight_format(Format::Q3_K, 48), Format::F16);
   EXPECT_EQ(synth_weight_format(Format::Q4_K, 2560), Format::Q4_K);
   EXPECT_EQ(synth_weight_format(Format::Q8_0, 48), Format::F16);
   EXPECT_THROW(synth_preset("huge"), Error);

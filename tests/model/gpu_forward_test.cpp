@@ -1,5 +1,5 @@
 // GPU forward pass parity: the tiny synthetic model (llama at q8_0, q4_0,
-// q4_K, q3_K, q2_K; qwen2) run by GpuModel and by the CPU reference (CpuModel, F32) on
+// q4_K, q3_K, q2_K, iq4_nl; qwen2) run by GpuModel and by the CPU reference (CpuModel, F32) on
 // the same prompt token by token, logits compared at every position, then 32
 // greedy tokens that must match token for token, with an f16 or f32 KV cache
 // (the CPU rounds K and V alike); the prompt again in batches of 8 through
@@ -114,6 +114,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, GpuForward,
                                            Case{Arch::Llama, Format::Q4_K, false, KvType::F32},
                                            Case{Arch::Llama, Format::Q3_K, true, KvType::F16},
                                            Case{Arch::Llama, Format::Q2_K, false, KvType::F32},
+                                           Case{Arch::Llama, Format::IQ4_NL, false, KvType::F16},
                                            Case{Arch::Qwen2, Format::Q8_0, true, KvType::F16}),
                          [](const auto& info) {
                            return fmt::format("{}_{}_kv_{}", info.param.arch == Arch::Llama ? "llama" : "qwen2",

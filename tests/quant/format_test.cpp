@@ -27,7 +27,8 @@ const Expected kExpected[] = {
     {Format::Q5_1, "q5_1", 7, 32, 24, true},  {Format::Q8_0, "q8_0", 8, 32, 34, true},
     {Format::Q4_K, "q4_K", 12, 256, 144, true}, {Format::Q5_K, "q5_K", 13, 256, 176, true},
     {Format::Q6_K, "q6_K", 14, 256, 210, true}, {Format::Q2_K, "q2_K", 10, 256, 84, true},
-    {Format::Q3_K, "q3_K", 11, 256, 110, true},
+    {Format::Q3_K, "q3_K", 11, 256, 110, true}, {Format::IQ4_NL, "iq4_nl", 20, 32, 18, true},
+    {Format::IQ4_XS, "iq4_xs", 23, 256, 136, true},
 };
 
 TEST(Format, TraitsTable) {
@@ -49,7 +50,7 @@ TEST(Format, TraitsTable) {
 
 TEST(Format, FromGgml) {
   for (const auto& e : kExpected) EXPECT_EQ(format_from_ggml(e.ggml_type), e.f) << e.name;
-  for (uint32_t id : {4u, 5u, 9u, 15u, 16u, 20u, 23u, 24u, 28u, 29u, 31u, 39u, 1000u}) {
+  for (uint32_t id : {4u, 5u, 9u, 15u, 16u, 24u, 28u, 29u, 31u, 39u, 1000u}) {
     EXPECT_EQ(format_from_ggml(id), std::nullopt) << id;
   }
 }
@@ -63,7 +64,7 @@ TEST(Format, FromName) {
   }
   EXPECT_EQ(format_from_name("q4_k"), Format::Q4_K);
   EXPECT_EQ(format_from_name("Q6_k"), Format::Q6_K);
-  for (const char* bad : {"", "q4", "q4_0 ", "q8_K", "iq4_nl", "f64", "q8_1"}) {
+  for (const char* bad : {"", "q4", "q4_0 ", "q8_K", "iq2_xs", "f64", "q8_1"}) {
     EXPECT_EQ(format_from_name(bad), std::nullopt) << bad;
   }
 }

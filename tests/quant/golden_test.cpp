@@ -6,7 +6,7 @@
 // compiled unmodified with gcc 12.2 -O2 -std=gnu11 on x86-64 (no FMA), with
 // link stubs for the unused ggml_abort/ggml_type_* symbols. A small C program
 // filled x[0..511] with golden_input() below (the same code, in C), called
-// quantize_row_{q4_0,q4_1,q5_0,q5_1,q8_0,q4_K,q5_K,q6_K,q2_K,q3_K}_ref(x, blocks, 512)
+// quantize_row_{q4_0,q4_1,q5_0,q5_1,q8_0,q4_K,q5_K,q6_K,q2_K,q3_K,iq4_nl,iq4_xs}_ref(x, blocks, 512)
 // and printed the block bytes as hex; it then called ggml's
 // dequantize_row_<format>(blocks, y, 512) and printed the 64-bit FNV-1a hash
 // of y's f32 bits (little-endian bytes, element order). The conversion table
@@ -182,6 +182,26 @@ const Golden kGolden[] = {
      "a8f0c8d81890b07830780050d018040504000000050504000100010105050140"
      "85c4048080808400c44580c584454b2f10f273bc8317acca1a568821ea7c1e3e"
      "4c7e7dfd6e4366dd8bd3eb397fc70f0fc1011010d731a9a9728a7036"},
+    {Format::IQ4_NL, 0x271196bd65795c07ull,
+     "cc1fc48daf5eed8ffff4bb31228f55014a796c9bddf1bfe2e71b3207be10f111"
+     "eecb153be4a30f4210c4f0555a57cde0fb51103cdb74e6840479a23fc436b3ec"
+     "08a5d530eeef3687a8abffe31384d246b6a93984b809cacfcab32dbaf1b2d2fa"
+     "4f9220daf0f8022f52fad0ed0c949d1ee4e39ade84ff2d0eddccb8d85e86e9a5"
+     "b7f37cbedec11fbc0fa84b709297f172d1a32112201200110212110113310322"
+     "1232fa23121332202001021322112130113122230c1e00000000000000000000"
+     "0000000000000ab58888888888808888888888888888888883004fdef04efe69"
+     "3f0e395d2312a04a0d2737b65d69e8ff6f62590ea2e3d3854b2953110a2420e4"
+     "1bf5feef30194d9119b230e4ed0e5b290679afaa96e323a9ac4b39655308aa6e"},
+    {Format::IQ4_XS, 0x31fd3d0721260ae2ull,
+     "3b269a61000f0df0888888888888888888888888888888888888888888888888"
+     "88888888888888882d5432a5d2666967acd3da63325bca758888888888888888"
+     "8888888888888888eed42485c356a7a93985a818cabecab4f1b2d2fa4e9220da"
+     "f0f8022f52fad0ed88888888888888888888888888888888b7f47caedec21fbc"
+     "0ea85b719297f172372219a21f6f003110011000000001010000022002110121"
+     "01022110100001021100101000201112dddddddddddddddddddddddddddddddd"
+     "8888888888808888888888888888888888888888888888888888888888888888"
+     "5d69e8ff6f62590ea2e3d3954b29531110f30bf5ffff200a3ea00ab120f3fe0f"
+     "0679afbaa6f312a9ad4b29655208bb6e"},
 };
 
 // f32 bits -> ggml's f16 bits, ggml's bf16 bits.

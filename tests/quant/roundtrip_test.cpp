@@ -51,7 +51,7 @@ const Bound kBounds[] = {
     {Format::Q4_0, 0.10, 0.13},    {Format::Q4_1, 0.09, 0.075},    {Format::Q5_0, 0.05, 0.066},
     {Format::Q5_1, 0.045, 0.036},  {Format::Q8_0, 0.0065, 0.0045}, {Format::Q4_K, 0.085, 0.12},
     {Format::Q5_K, 0.045, 0.07},   {Format::Q6_K, 0.022, 0.035},   {Format::Q2_K, 0.34, 0.41},
-    {Format::Q3_K, 0.17, 0.29},
+    {Format::Q3_K, 0.17, 0.29},    {Format::IQ4_NL, 0.085, 0.125}, {Format::IQ4_XS, 0.085, 0.14},
 };
 
 TEST(RoundTrip, ErrorBounds) {
@@ -150,7 +150,7 @@ TEST(RoundTrip, RequantizingStaysClose) {
   // may pick other levels, but never move far.
   for (const auto& [f, bound] : {std::pair{Format::Q4_K, 0.12}, std::pair{Format::Q5_K, 0.07},
                                  std::pair{Format::Q6_K, 0.035}, std::pair{Format::Q2_K, 0.05},
-                                 std::pair{Format::Q3_K, 0.24}}) {
+                                 std::pair{Format::Q3_K, 0.24}, std::pair{Format::IQ4_XS, 0.045}}) {
     const auto x = wide_range(kN, 41);
     const auto y = dequantize(f, quantize(f, x), kN);
     const auto z = dequantize(f, quantize(f, y), kN);
@@ -277,6 +277,21 @@ double decode_element(Format f, const uint8_t* blk, int j, double& mag) {
       mag = std::fabs(t);
       return t;
     }
+    case Format::IQ4_NL:
+    case Format::IQ4_XS: {
+      const bool xs = f == Format::IQ4_XS;
+      const int s = j / 32, l = j % 32;
+      int scale = 1;
+      if (xs) {
+        uint16_t sh;
+        std::memcpy(&sh, blk + 2, 2);
+        scale = (((blk[4 + s / 2] >> (4 * (s % 2))) & 15) | ((sh >> (2 * s)) & 3) << 4) - 32;
+      }
+      const int code = nibble(blk[(xs ? 8 + 16 * s : 2) + l % 16], l >= 16);
+      const double t = double{h16(blk)} * scale * kIq4nlValues[code];
+      mag = std::fabs(t);
+      return t;
+    }
     default: {  // Q6_K
       const int h = j / 128, r = j % 128, l = r % 32, quarter = r / 32;
       const int low = nibble(blk[64 * h + l + (quarter & 1 ? 32 : 0)], quarter >= 2);
@@ -297,6 +312,7 @@ std::vector<int> half_fields(Format f) {
     case Format::Q5_K: return {0, 2};
     case Format::Q6_K: return {208};
     case Format::Q2_K: return {80, 82};
+    case Format::IQ4_NL: case Format::IQ4_XS: return {0};
     case Format::Q3_K: return {108};
     default: return {0};
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/common/reduce_twin.hpp"
+#include "quant/blocks.hpp"
 #include "quant/half.hpp"
 #include "util/error.hpp"
 
@@ -343,6 +344,24 @@ void decode_block_f64(Format fmt, const uint8_t* b, Out o) {
         const int lo = k / 2 ? lb >> 4 : lb & 15;
         const int hi = (qh[32 * h + l] >> (2 * k)) & 3;
         o.put(size_t(i), d * sc[8 * h + l / 16 + 2 * k] * ((lo | hi << 4) - 32));
+      }
+      return;
+    }
+    case Format::IQ4_NL:  // d, qs[16] as Q4_0's, each nibble a level of kIq4nlValues
+      for (int j = 0; j < 16; ++j) {
+        o.put(j, kIq4nlValues[b[2 + j] & 15] * f16_at(b));
+        o.put(j + 16, kIq4nlValues[b[2 + j] >> 4] * f16_at(b));
+      }
+      return;
+    case Format::IQ4_XS: {  // d, scales_h, scales_l[4], qs[128]: sub-block s as IQ4_NL's, scale d * (ls - 32)
+      const int sh = b[2] | b[3] << 8;
+      for (int s = 0; s < 8; ++s) {
+        const int ls = ((b[4 + s / 2] >> (4 * (s % 2))) & 15) | ((sh >> (2 * s)) & 3) << 4;
+        const double dl = f16_at(b) * (ls - 32);
+        for (int j = 0; j < 16; ++j) {
+          o.put(size_t(32 * s + j), dl * kIq4nlValues[b[8 + 16 * s + j] & 15]);
+          o.put(size_t(32 * s + j + 16), dl * kIq4nlValues[b[8 + 16 * s + j] >> 4]);
+        }
       }
       return;
     }

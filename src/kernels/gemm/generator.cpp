@@ -32,6 +32,8 @@ std::string fmt_file(Format f) {
     case Format::Q6_K: return "q6_k.wgsl";
     case Format::Q2_K: return "q2_k.wgsl";
     case Format::Q3_K: return "q3_k.wgsl";
+    case Format::IQ4_NL: return "iq4_nl.wgsl";
+    case Format::IQ4_XS: return "iq4_xs.wgsl";
     case Format::F16: return "f16.wgsl";
     case Format::BF16: return "bf16.wgsl";
     default: return "";

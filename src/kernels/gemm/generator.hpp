@@ -117,7 +117,7 @@ gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);
 // or pipelined kernel, steps of 1 to 4
 // blocks, register blocks RM x RN of multiples of 4, split-k. Where the
 // instance has packed dot4, MatmulArgs::int8 asks for it.
-bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K
+bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS
 Tiling default_tiling_int8(uint32_t mclass);
 // Without a tiling: default_tiling_int8(m_class(m)) fitted to the limits,
 // k split by default_splits (at most kMaxSplits) where the partials fit one

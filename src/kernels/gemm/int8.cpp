@@ -21,7 +21,8 @@ using detail::weights;
 bool int8_reads(Format f) {
   switch (f) {
     case Format::Q8_0: case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
-    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: case Format::Q3_K: return true;
+    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: case Format::Q3_K:
+    case Format::IQ4_NL: case Format::IQ4_XS: return true;
     default: return false;
   }
 }
@@ -334,7 +335,7 @@ Tiling default_tiling_int8(uint32_t mclass) {
 KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                      const Hooks& hooks, std::optional<Tiling> tiling) {
   BQ_CHECK(!kind.onnx && int8_reads(kind.format),
-           "gemm int8: weight format {} is not supported (q8_0, q4_0, q4_1, q5_0, q5_1, q3_K, q4_K, q5_K, q6_K)", kind.name());
+           "gemm int8: weight format {} is not supported (q8_0, q4_0, q4_1, q5_0, q5_1, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs)", kind.name());
   BQ_CHECK(n > 0 && k > 0 && m > 0, "gemm int8 {}: empty problem n={} k={} m={}", kind.name(), n, k, m);
   const uint32_t be = std::max<uint32_t>(32, traits(kind.format).block_elems);
   BQ_CHECK(k % be == 0, "gemm int8 {}: k = {} must be a multiple of {}", kind.name(), k, be);

@@ -33,6 +33,8 @@ std::string fmt_file(const WeightKind& kind, uint32_t k) {
     case Format::Q6_K: return "q6_k.wgsl";
     case Format::Q2_K: return "q2_k.wgsl";
     case Format::Q3_K: return "q3_k.wgsl";
+    case Format::IQ4_NL: return "iq4_nl.wgsl";
+    case Format::IQ4_XS: return "iq4_xs.wgsl";
     case Format::F32: return u8 ? "f32_u8.wgsl" : "f32.wgsl";
     case Format::F16: return u8 ? "f16_u8.wgsl" : "f16.wgsl";
     case Format::BF16: return u8 ? "bf16_u8.wgsl" : "bf16.wgsl";
@@ -64,6 +66,10 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
     const std::string ks = "kernels/matvec/fmt/kscale.wgsl";
     t.set("KSCALE", Template(wgsl_file(ks), ks).set("W", w).render());
   }
+  if (!s.weight.onnx && (s.weight.format == Format::IQ4_NL || s.weight.format == Format::IQ4_XS)) {
+    const std::string iq = "kernels/matvec/fmt/iq4.wgsl";
+    t.set("IQ4", Template(wgsl_file(iq), iq).set("W", w).render());
+  }
   if (s.weight.onnx) {
     const uint32_t nb = (s.k + s.weight.block_size - 1) / s.weight.block_size;
     t.set("NB", std::to_string(nb)).set("BS", std::to_string(s.weight.block_size));
@@ -89,7 +95,9 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   }
   std::string out = t.render();
   if (s.features.dot4) {
-    const std::string file8 = "kernels/matvec/fmt/i8/" + fmt_file(s.weight, s.k);
+    // IQ4_XS's units are IQ4_NL's (fmt/iq4.wgsl), so it takes the same int8 chunks.
+    const std::string file8 =
+        "kernels/matvec/fmt/i8/" + (s.weight.format == Format::IQ4_XS ? "iq4_nl.wgsl" : fmt_file(s.weight, s.k));
     Template t8(wgsl_file(file8), file8);
     t8.set("W", w);
     if (s.weight.onnx) t8.set("BS", std::to_string(s.weight.block_size));

@@ -19,7 +19,8 @@ bool int8_supported(const WeightKind& kind) {
   if (kind.onnx) return kind.bits == 4;  // 8-bit units hold 16 elements, half an x block
   switch (kind.format) {
     case Format::Q8_0: case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
-    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: case Format::Q2_K: case Format::Q3_K: return true;
+    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: case Format::Q2_K: case Format::Q3_K:
+    case Format::IQ4_NL: case Format::IQ4_XS: return true;
     default: return false;
   }
 }

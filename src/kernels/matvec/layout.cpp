@@ -48,6 +48,7 @@ UnitInfo unit_info(const WeightKind& kind, uint32_t k) {
   bool has_min = false;
   switch (kind.format) {
     case Format::Q8_0: case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
+    case Format::IQ4_NL: case Format::IQ4_XS:
       side = true;
       break;
     case Format::Q4_K: case Format::Q5_K: unit = 64; break;
@@ -117,6 +118,8 @@ RowBytes row_bytes(const WeightKind& kind, uint32_t k) {
     case Format::Q6_K: return {blocks * 208, blocks * 2};
     case Format::Q2_K: return {blocks * 80, blocks * 4};
     case Format::Q3_K: return {blocks * 112, 0};
+    case Format::IQ4_NL: return {blocks * 16, blocks * 2};
+    case Format::IQ4_XS: return {blocks * 128, blocks * 8};
     case Format::F32: return {double(ui.kp) * 4, 0};
     case Format::F16: case Format::BF16: return {double(ui.kp) * 2, 0};
   }
@@ -172,7 +175,7 @@ Packed pack_rows(const HostWeight& w, uint32_t row0, uint32_t rows) {
       }
       put_f16_pairs(p.side, h16);
       break;
-    case Format::Q4_0:
+    case Format::Q4_0: case Format::IQ4_NL:  // d, qs[16]
       for (size_t b = 0; b < blocks; ++b) {
         const uint8_t* blk = base + b * 18;
         h16.push_back(rd16(blk));
@@ -224,6 +227,14 @@ Packed pack_rows(const HostWeight& w, uint32_t row0, uint32_t rows) {
         const uint8_t* blk = base + b * 84;
         put_bytes(p.main, blk, 80);       // scales[16], qs[64]
         p.side.push_back(rd32(blk + 80));  // d (low half), dmin (high half)
+      }
+      break;
+    case Format::IQ4_XS:
+      for (size_t b = 0; b < blocks; ++b) {
+        const uint8_t* blk = base + b * 136;
+        put_bytes(p.main, blk + 8, 128);   // qs[128]
+        p.side.push_back(rd32(blk));       // d (low half), scales_h (high half)
+        p.side.push_back(rd32(blk + 4));   // scales_l[4]
       }
       break;
     case Format::Q3_K:

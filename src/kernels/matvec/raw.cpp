@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/matvec/twin.hpp"
+#include "quant/blocks.hpp"
 #include "quant/half.hpp"
 #include "util/error.hpp"
 
@@ -136,6 +137,26 @@ void ggml_row(Format f, const uint8_t* row, uint32_t k, float* c, float* sc, flo
           uint32_t code = (qs[32 * h + l] >> (2 * q)) & 3u;
           if (!two) code |= ((blk[l] >> (e / 32)) & 1u) << 2;  // hmask[l], bit e / 32
           c[b * 256 + e] = static_cast<float>(code) - (two ? 0.f : 4.f);
+        }
+      }
+      return;
+    }
+    case Format::IQ4_NL: case Format::IQ4_XS: {
+      const bool xs = f == Format::IQ4_XS;
+      for (uint32_t b = 0; b < k / 32; ++b) {
+        // IQ4_NL: block b (d, qs[16]); IQ4_XS: sub-block b % 8 of super-block b / 8.
+        const uint8_t* blk = row + (xs ? (b / 8) * 136 : b * 18);
+        const uint8_t* qs = xs ? blk + 8 + 16 * (b % 8) : blk + 2;
+        if (xs) {
+          const uint32_t s = b % 8, sh = blk[2] | (uint32_t{blk[3]} << 8);
+          const uint32_t ls = ((blk[4 + s / 2] >> (4 * (s % 2))) & 15u) | (((sh >> (2 * s)) & 3u) << 4);
+          sc[b] = h16(blk) * (static_cast<float>(ls) - 32.f);
+        } else {
+          sc[b] = h16(blk);
+        }
+        for (int i = 0; i < 16; ++i) {
+          c[b * 32 + i] = static_cast<float>(kIq4nlValues[qs[i] & 15]);
+          c[b * 32 + 16 + i] = static_cast<float>(kIq4nlValues[qs[i] >> 4]);
         }
       }
       return;
