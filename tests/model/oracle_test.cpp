@@ -1,5 +1,6 @@
 // Parity with llama.cpp (the external oracle, node-llama-cpp 3.21.1 on the
-// CPU): synthetic tiny models at q8_0, q4_0 and q4_K, a qwen2 one, a
+// CPU): synthetic tiny models at q8_0, q4_0, q4_K, q2_K, q3_K, iq4_nl and
+// iq4_xs, a qwen2 one, a
 // SentencePiece one and one with rope_freqs (Llama 3.1 rope scaling); (a) tokenization of several texts, (b) a greedy
 // continuation of 40 tokens, (c) next-token probabilities.
 //
@@ -35,6 +36,10 @@ struct Variant {
   Format type;
   TokenizerStyle style;
   bool rope_freqs = false;  // rope_freqs.weight (llama3 factors)
+  // ShortPromptExact's bound, and the first greedy step at which a near tie
+  // may go the other way (see the open items at the end).
+  double exact_tol = 1e-4;
+  int ties_from = 32;
 };
 
 void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }  // gtest prints a parameter by its name
@@ -137,9 +142,9 @@ TEST_P(Oracle, GreedyAndProbabilities) {
     const TokenId want_s = want[size_t(s)];
     if (best != want_s) {
       if (leading < 0) leading = s;
-      // Past the first 32 tokens a disagreement is only allowed on a near tie.
+      // Past the first 32 tokens (ties_from) a disagreement is only allowed on a near tie.
       const double margin = double(step["top"][0][1]) - double(step["top"][1][1]);
-      EXPECT_TRUE(s >= 32 && margin < 0.03)
+      EXPECT_TRUE(s >= GetParam().ties_from && margin < 0.03)
           << "step " << s << ": blockq picks " << best << ", llama.cpp " << want_s
           << " (llama.cpp's top-2 margin " << margin << ")";
     }
@@ -148,7 +153,7 @@ TEST_P(Oracle, GreedyAndProbabilities) {
     m.eval(want_s);
   }
   if (leading < 0) leading = kPredict;
-  EXPECT_GE(leading, 32) << "greedy continuation differs from llama.cpp's";
+  EXPECT_GE(leading, std::min(32, GetParam().ties_from)) << "greedy continuation differs from llama.cpp's";
   EXPECT_LT(max_diff, 3e-2) << "max |p_llama.cpp - p_blockq|";
   EXPECT_LT(max_kl, 2e-3) << "KL(llama.cpp || blockq)";
   std::printf("[ %s ] prompt %zu tokens, greedy: %d/%d leading tokens equal, max |dp| %.3g, "
@@ -185,21 +190,31 @@ TEST_P(Oracle, ShortPromptExact) {
     for (size_t i = 0; i < q.size(); ++i) max_diff = std::max(max_diff, std::fabs(q[i] - p[i]));
     m.eval(res["greedy"][s].get<TokenId>());
   }
-  // Open item: with q8_0 weights llama.cpp deviates by up to ~1e-2 even here
+  // Open items: with q8_0 weights llama.cpp deviates by up to ~1e-2 even here
   // (its x86 q8_0 x q8_0 path seems to round differently from ggml's reference
-  // q8_0 activations, which blockq emulates); the other formats agree to ~3e-7.
-  EXPECT_LT(max_diff, GetParam().type == Format::Q8_0 ? 3e-2 : 1e-4);
+  // q8_0 activations, which blockq emulates), and with q2_K weights by ~1.4e-2
+  // from the first step (on an AVX-512 host llama.cpp repacks q2_K for its
+  // 8x8 kernel; blockq's q2_K codec matches ggml's reference bytes and
+  // dequantizer, golden_test.cpp); the other formats agree to ~3e-7.
+  EXPECT_LT(max_diff, GetParam().exact_tol);
   std::printf("[ %s ] short prompt: max |dp| %.3g over 4 full steps\n", GetParam().name.c_str(),
               max_diff);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Tiny, Oracle,
-    ::testing::Values(Variant{"llama_q8_0", Arch::Llama, Format::Q8_0, TokenizerStyle::Llama3},
+    ::testing::Values(Variant{"llama_q8_0", Arch::Llama, Format::Q8_0, TokenizerStyle::Llama3, false, 3e-2},
                       Variant{"llama_q4_0", Arch::Llama, Format::Q4_0, TokenizerStyle::Llama3},
                       Variant{"llama_q4_K", Arch::Llama, Format::Q4_K, TokenizerStyle::Llama3},
-                      Variant{"qwen2_q8_0", Arch::Qwen2, Format::Q8_0, TokenizerStyle::Qwen2},
-                      Variant{"llama_spm_q8_0", Arch::Llama, Format::Q8_0, TokenizerStyle::Spm},
+                      Variant{"llama_q2_K", Arch::Llama, Format::Q2_K, TokenizerStyle::Llama3, false, 3e-2},
+                      Variant{"llama_q3_K", Arch::Llama, Format::Q3_K, TokenizerStyle::Llama3},
+                      // iq4_nl takes q8_0 activations: after the 48-token prompt
+                      // (llama.cpp's batched path) it is ~7e-3 off from the first
+                      // step, and a near tie at step 10 (margin 3.6e-4) flips.
+                      Variant{"llama_iq4_nl", Arch::Llama, Format::IQ4_NL, TokenizerStyle::Llama3, false, 1e-4, 0},
+                      Variant{"llama_iq4_xs", Arch::Llama, Format::IQ4_XS, TokenizerStyle::Llama3},
+                      Variant{"qwen2_q8_0", Arch::Qwen2, Format::Q8_0, TokenizerStyle::Qwen2, false, 3e-2},
+                      Variant{"llama_spm_q8_0", Arch::Llama, Format::Q8_0, TokenizerStyle::Spm, false, 3e-2},
                       Variant{"llama_smollm_q4_K", Arch::Llama, Format::Q4_K, TokenizerStyle::Smollm},
                       Variant{"llama_ropefreqs_q4_0", Arch::Llama, Format::Q4_0, TokenizerStyle::Llama3, true}),
     [](const ::testing::TestParamInfo<Variant>& i) { return i.param.name; });
