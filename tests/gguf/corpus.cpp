@@ -56,7 +56,7 @@ namespace {
 
 // GGUF value type ids and ggml type ids, spelled out independently of the library.
 enum : uint32_t { kU8 = 0, kI8, kU16, kI16, kU32, kI32, kF32, kBool, kString, kArray, kU64, kI64, kF64 };
-enum : uint32_t { kGgmlF32 = 0, kGgmlQ8_0 = 8, kGgmlQ2_K = 10, kGgmlQ4_K = 12, kGgmlIQ4_XS = 23, kGgmlI32 = 26 };
+enum : uint32_t { kGgmlF32 = 0, kGgmlQ8_0 = 8, kGgmlQ4_K = 12, kGgmlQ8_K = 15, kGgmlIQ2_XS = 17, kGgmlI32 = 26 };
 
 std::vector<uint8_t> f32le(float f) {
   uint32_t u;
@@ -243,9 +243,9 @@ std::vector<BadCase> malformed_corpus() {
   c.push_back(bad("type_unknown_99", with([](RawGguf& g) { g.tensors[2].type = 99; }),
                   {"'output.weight' has unknown ggml type 99"}));
   c.push_back(bad("type_removed_4", with([](RawGguf& g) { g.tensors[2].type = 4; }), {"unknown ggml type 4"}));
-  c.push_back(bad("type_q2_K", with([](RawGguf& g) { g.tensors[2].type = kGgmlQ2_K; }),
-                  {"q2_K", "does not support", "output.weight"}));
-  c.push_back(bad("type_iq4_xs", with([](RawGguf& g) { g.tensors[2].type = kGgmlIQ4_XS; }), {"iq4_xs", "does not support"}));
+  c.push_back(bad("type_q8_K", with([](RawGguf& g) { g.tensors[2].type = kGgmlQ8_K; }),
+                  {"q8_K", "does not support", "output.weight"}));
+  c.push_back(bad("type_iq2_xs", with([](RawGguf& g) { g.tensors[2].type = kGgmlIQ2_XS; }), {"iq2_xs", "does not support"}));
   c.push_back(bad("type_i32", with([](RawGguf& g) { g.tensors[0].type = kGgmlI32; }), {"i32", "does not support"}));
   c.push_back(bad("row_not_block_multiple", with([](RawGguf& g) { g.tensors[1].shape = {33, 2}; }),
                   {"row length 33", "block size 32"}));

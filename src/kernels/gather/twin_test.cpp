@@ -285,7 +285,8 @@ TEST(EmbedRowsTwin, MatchesFloat64AllFormats) {
         worst = std::max(worst, std::fabs(ref[t * n_embd + k] - src[ids[t] * n_embd + k]));
       }
     }
-    EXPECT_LT(worst, 0.5) << "decode far from the quantized source";
+    // Q2_K has 4 levels a sub-block of 16: steps of about 4 / 3 on this data.
+    EXPECT_LT(worst, f == Format::Q2_K ? 1.0 : 0.5) << "decode far from the quantized source";
   }
 }
 
