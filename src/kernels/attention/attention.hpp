@@ -57,7 +57,7 @@ struct RowsOptions {
   uint32_t far_positions = 512;
   uint32_t max_wg = 256;      // the largest workgroup to plan (256 beat 128 and 64 on the H100)
   uint32_t rows = 32;         // query rows (tokens x heads) a workgroup takes, at most
-  uint32_t keys = 32;         // keys a tile (a power of two; fewer where workgroup memory is short)
+  uint32_t keys = 32;         // keys a tile (a power of two >= 4; fewer where workgroup memory is short)
   uint32_t max_heads = 8;     // the most query heads of a kv head's group a workgroup takes
   uint32_t min_groups = 256;  // chunks of positions are cut until the grid has this many workgroups
   uint32_t min_chunk = 256;   // positions a chunk keeps at least

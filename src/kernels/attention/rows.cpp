@@ -48,8 +48,9 @@ constexpr uint32_t kMaxValueQuads = 8;
 
 uint64_t rows_shared_bytes(uint32_t qr, uint32_t bk, uint32_t hd, uint32_t wg) {
   const uint64_t hq = hd / 4, l = lanes(wg, qr, bk, hd / 4).l;
-  // qs [QR][HQ + 1] and kvs [BK][HQ + 1] vec4; ps [QR][BK + 1], al, ns, red [QR][L] 4 bytes each.
-  return uint64_t{qr} * (hq + 1) * 16 + uint64_t{bk} * (hq + 1) * 16 + uint64_t{qr} * (bk + 1 + 2 + l) * 4;
+  // qs [QR][HQ + 1], kvs [BK][HQ + 1] and ps [QR][BK / 4 + 1] vec4; al, ns, red [QR][L] 4 bytes each.
+  return uint64_t{qr} * (hq + 1) * 16 + uint64_t{bk} * (hq + 1) * 16 + uint64_t{qr} * (bk / 4 + 1) * 16 +
+         uint64_t{qr} * (2 + l) * 4;
 }
 
 uint32_t rows_lanes(const KernelSpec& sp) { return lanes(sp.wg, sp.reg_m * sp.tile_m, sp.reg_n, sp.k / 4).l; }
@@ -76,7 +77,7 @@ KernelSpec plan_rows(const gpu::Context& ctx, const Shape& s, const RowsOptions&
       floor_pow2(std::max(1u, std::min({o.max_wg, lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX})));
   uint32_t hg = divisor_at_most(gqa, std::max(1u, std::min(o.max_heads, o.rows)));
   uint32_t tq = std::clamp(std::max(1u, o.rows) / hg, 1u, s.m);
-  uint32_t bk = floor_pow2(std::clamp(o.keys, 1u, wg));
+  uint32_t bk = floor_pow2(std::clamp(o.keys, 4u, std::max(4u, wg)));  // a multiple of 4 (ps holds vec4s)
   // Fewer rows while a lane would keep too many value quads; then fewer keys,
   // rows and heads until the workgroup memory fits.
   while ((lanes(wg, tq * hg, bk, hq).pr > kMaxValueQuads || tq * hg > wg) && (tq > 1 || hg > 1)) {
@@ -88,7 +89,6 @@ KernelSpec plan_rows(const gpu::Context& ctx, const Shape& s, const RowsOptions&
     if (bk > 8) bk /= 2;
     else if (tq > 1) tq /= 2;
     else if (hg > 1) hg = divisor_at_most(gqa, hg - 1);
-    else if (bk > 1) bk /= 2;
     else break;
   }
   BQ_CHECK(rows_shared_bytes(tq * hg, bk, s.head_dim, wg) <= storage,
@@ -174,7 +174,7 @@ std::string probs(uint32_t kl) {
   for (uint32_t u = 0; u < kl; ++u)
     s += fmt::format(
         "      var p{0} = 0.0f;\n      if (e + {0}u * L < nv) {{ p{0} = exp(s{0} - mn); }}\n"
-        "      ps[rs * PP + e + {0}u * L] = p{0};\n      psum = psum + p{0};\n",
+        "      ps[rs * PQ + (e + {0}u * L) / 4u][(e + {0}u * L) % 4u] = p{0};\n      psum = psum + p{0};\n",
         u);
   s.pop_back();
   return s;
@@ -186,10 +186,17 @@ std::string values(const KernelSpec& sp, const Lanes& ln) {
   const bool shared_quad = sp.wg % hq == 0;
   std::string s;
   for (uint32_t i = 0; i < ln.pr; ++i) s += fmt::format("    o[{0}] = o[{0}] * al[pr{0}];\n", i);
-  s += "    for (var j = 0u; j < jt; j++) {\n";
-  for (uint32_t i = 0; i < (shared_quad ? 1 : ln.pr); ++i) s += fmt::format("      let v{0} = kvs[j * KP + pq{0}];\n", i);
-  for (uint32_t i = 0; i < ln.pr; ++i)
-    s += fmt::format("      o[{0}] = o[{0}] + ps[pr{0} * PP + j] * v{1};\n", i, shared_quad ? 0 : i);
+  // Four keys a step (p of keys past jt is 0, their value rows 0: o unchanged).
+  s += "    for (var j4 = 0u; j4 < (jt + 3u) / 4u; j4++) {\n";
+  for (uint32_t i = 0; i < (shared_quad ? 1 : ln.pr); ++i)
+    for (uint32_t c = 0; c < 4; ++c)
+      s += fmt::format("      let v{0}_{1} = kvs[(4u * j4 + {1}u) * KP + pq{0}];\n", i, c);
+  for (uint32_t i = 0; i < ln.pr; ++i) {
+    const uint32_t v = shared_quad ? 0 : i;
+    s += fmt::format("      let p{0} = ps[pr{0} * PQ + j4];\n", i);
+    for (uint32_t c = 0; c < 4; ++c)
+      s += fmt::format("      o[{0}] = o[{0}] + p{0}.{2} * v{1}_{3};\n", i, v, "xyzw"[c], c);
+  }
   return s + "    }";
 }
 
@@ -222,7 +229,7 @@ std::string write(const Lanes& ln) {
 }  // namespace
 
 std::string rows_wgsl(const KernelSpec& sp) {
-  BQ_ASSERT(sp.op == Op::AttentionRows && sp.reg_n && sp.wg % sp.reg_n == 0 && sp.tile_n % sp.reg_n == 0,
+  BQ_ASSERT(sp.op == Op::AttentionRows && sp.reg_n % 4 == 0 && sp.reg_n && sp.tile_n % sp.reg_n == 0,
             "attention rows: {}", sp.key());
   const bool f16 = sp.weight.format == Format::F16;
   const Lanes ln = lanes(sp.wg, sp.reg_m * sp.tile_m, sp.reg_n, sp.k / 4);

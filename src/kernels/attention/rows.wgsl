@@ -32,7 +32,7 @@ const N_HEAD: u32 = {{N_HEAD}};
 const HD: u32 = {{HD}};
 const HQ: u32 = HD / 4u;       // quads of dims
 const KP: u32 = HQ + 1u;       // a key row's stride in kvs (padded: lanes of one quad read distinct banks)
-const PP: u32 = BK + 1u;       // a row's stride in ps
+const PQ: u32 = BK / 4u + 1u;  // a row's stride in ps, vec4s (BK is a multiple of 4)
 const N_KV: u32 = {{N_KV}};
 const GQA: u32 = {{GQA}};
 const CTX: u32 = {{CTX}};
@@ -53,7 +53,7 @@ const NEG_MAX: f32 = -0x1.fffffep+127f;  // -FLT_MAX, the max identity
 
 var<workgroup> qs: array<vec4f, QR * QP>;   // the query rows [QR][QP]
 var<workgroup> kvs: array<vec4f, BK * KP>;  // the key tile, then the value tile [BK][KP]
-var<workgroup> ps: array<f32, QR * PP>;     // scores, then probabilities [QR][PP]
+var<workgroup> ps: array<vec4f, QR * PQ>;   // probabilities [QR][PQ], four keys a vec4
 var<workgroup> al: array<f32, QR>;          // each row's rescale of the tile; at the end, l
 var<workgroup> ns: array<u32, QR>;          // each row's visible positions (0: none)
 var<workgroup> red: array<f32, QR * L>;     // the lanes' partial maxes, then partial sums [QR][L]
