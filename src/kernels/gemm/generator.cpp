@@ -75,9 +75,12 @@ std::string bindings(const KernelSpec& s) {
   return b;
 }
 
-// fmt/kscale.wgsl, the scale and min decode of the Q4_K and Q5_K snippets (both gemms).
+// fmt/kscale.wgsl, the scale and min decode of the Q4_K and Q5_K snippets,
+// and fmt/iq4_levels.wgsl, the IQ4 formats' levels (both gemms).
 std::string kscale_code(Format f) {
-  return f == Format::Q4_K || f == Format::Q5_K ? std::string(wgsl_file("kernels/gemm/fmt/kscale.wgsl")) + "\n" : "";
+  if (f == Format::Q4_K || f == Format::Q5_K) return std::string(wgsl_file("kernels/gemm/fmt/kscale.wgsl")) + "\n";
+  if (f == Format::IQ4_NL || f == Format::IQ4_XS) return std::string(wgsl_file("kernels/gemm/fmt/iq4_levels.wgsl")) + "\n";
+  return "";
 }
 
 std::string format_code(const KernelSpec& s) {

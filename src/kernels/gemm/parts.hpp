@@ -18,7 +18,7 @@ bool has_side(const KernelSpec& s);
 std::string bindings(const KernelSpec& s);
 // The format's ld/dc/dq4 for A (and B).
 std::string format_code(const KernelSpec& s);
-std::string kscale_code(Format f);  // fmt/kscale.wgsl for Q4_K and Q5_K, else ""
+std::string kscale_code(Format f);  // fmt/kscale.wgsl for Q4_K and Q5_K, fmt/iq4_levels.wgsl for IQ4_NL and IQ4_XS, else ""
 // The epilogue statement for output index expression idx and accumulator (i, j).
 std::string epilogue(const KernelSpec& s, const std::string& idx, uint32_t i, uint32_t j);
 // gemm_pipe.wgsl rendered for s (s.variant kPipelined or kPipelinedUnrolled).

@@ -3,10 +3,9 @@
 // the high nibble of byte j - 16) and its f16 d in half b % 2 of
 // side{{W}}[b / 2]. Word w of codes (elements 4w .. 4w + 3) is the int8
 // levels of its nibbles (ggml's kvalues_iq4nl); OFF 0.
-const LV8{{W}} = array<u32, 16>(0x81u, 0x98u, 0xadu, 0xbfu, 0xcfu, 0xddu, 0xeau, 0xf6u, 0x01u, 0x0du, 0x19u, 0x26u, 0x35u, 0x45u, 0x59u, 0x71u);
 fn kb4{{W}}(w: u32) -> u32 {
-  return LV8{{W}}[w & 15u] | (LV8{{W}}[(w >> 8u) & 15u] << 8u) | (LV8{{W}}[(w >> 16u) & 15u] << 16u) |
-         (LV8{{W}}[(w >> 24u) & 15u] << 24u);
+  let b = iq4lv((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(15u)) ^ vec4<u32>(0x80u);
+  return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
 }
 fn qw{{W}}(r: u32, kb: u32, w: u32) -> u32 {
   return kb4{{W}}(main{{W}}[4u * (r * KB + kb) + w % 4u] >> select(0u, 4u, w >= 4u));

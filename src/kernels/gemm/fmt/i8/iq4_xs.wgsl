@@ -3,10 +3,9 @@
 // % 8, words 4j .. 4j + 3, as IQ4_NL's) and two words of side{{W}} from 2s:
 // f16 d (low) and scales_h (high), then scales_l[4]. Word w of codes is the
 // int8 levels of its nibbles; OFF 0; scale d * (ls - 32).
-const LV8{{W}} = array<u32, 16>(0x81u, 0x98u, 0xadu, 0xbfu, 0xcfu, 0xddu, 0xeau, 0xf6u, 0x01u, 0x0du, 0x19u, 0x26u, 0x35u, 0x45u, 0x59u, 0x71u);
 fn kb4{{W}}(w: u32) -> u32 {
-  return LV8{{W}}[w & 15u] | (LV8{{W}}[(w >> 8u) & 15u] << 8u) | (LV8{{W}}[(w >> 16u) & 15u] << 16u) |
-         (LV8{{W}}[(w >> 24u) & 15u] << 24u);
+  let b = iq4lv((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(15u)) ^ vec4<u32>(0x80u);
+  return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
 }
 fn qw{{W}}(r: u32, kb: u32, w: u32) -> u32 {
   let s = r * (K / 256u) + kb / 8u;
