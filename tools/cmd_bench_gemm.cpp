@@ -69,7 +69,9 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     bool json = false, quick = false, retune = false, crossover = false, sweep = false;
   };
   static Opts o;
-  cmd->add_option("--formats", o.formats, "Comma-separated formats (q8_0,q4_0,q4_1,q5_0,q5_1,q4_K,q5_K,q6_K,f16)");
+  cmd->add_option("--formats", o.formats,
+                  "Comma-separated formats (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, "
+                  "iq4_xs, f16, bf16)");
   cmd->add_option("--shapes", o.shapes, "Comma-separated NxK (N output rows, K inputs)");
   cmd->add_option("--m", o.ms, "Comma-separated token counts");
   cmd->add_option("--samples", o.samples, "Timed passes per case (median)");

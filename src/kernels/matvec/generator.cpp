@@ -42,6 +42,10 @@ std::string fmt_file(const WeightKind& kind, uint32_t k) {
   return "";
 }
 
+bool iq4(const WeightKind& kind) {
+  return !kind.onnx && (kind.format == Format::IQ4_NL || kind.format == Format::IQ4_XS);
+}
+
 }  // namespace
 
 bool pipeline_supported(const WeightKind& kind) {
@@ -66,7 +70,7 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
     const std::string ks = "kernels/matvec/fmt/kscale.wgsl";
     t.set("KSCALE", Template(wgsl_file(ks), ks).set("W", w).render());
   }
-  if (!s.weight.onnx && (s.weight.format == Format::IQ4_NL || s.weight.format == Format::IQ4_XS)) {
+  if (iq4(s.weight)) {
     const std::string iq = "kernels/matvec/fmt/iq4.wgsl";
     t.set("IQ4", Template(wgsl_file(iq), iq).set("W", w).render());
   }
@@ -106,7 +110,11 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
   return out;
 }
 
-std::string decode_helpers() { return std::string(wgsl_file("kernels/matvec/fmt/helpers.wgsl")); }
+std::string decode_helpers(const WeightKind& kind, bool table) {
+  std::string h(wgsl_file("kernels/matvec/fmt/helpers.wgsl"));
+  if (iq4(kind)) h += "\n" + std::string(wgsl_file(table ? "kernels/matvec/fmt/iq4_table.wgsl" : "kernels/matvec/fmt/iq4_select.wgsl"));
+  return h;
+}
 
 namespace detail {
 
@@ -310,8 +318,9 @@ uint32_t shared_bytes(const KernelSpec& s) {
                                                        : s.tile / unit * (unit + 4) * 4;
   // rms_scale.wgsl's min(WG, 32) sums of partials.
   const uint32_t rms_part = rms_in_kernel(s) ? std::min(s.wg, 32u) * 4 : 0;
+  const uint32_t iq4_tables = iq4(s.weight) ? (16 + 64) * 4 : 0;  // fmt/iq4_table.wgsl
   return s.tokens * tile_bytes + (red ? s.wg * 4 : 0) + s.rpw() * s.tokens * weights(s) * 4 + s.tokens * 4 +
-         (s.features.subgroups ? 4 : 0) + rms_part;
+         (s.features.subgroups ? 4 : 0) + rms_part + iq4_tables;
 }
 
 gpu::Grid grid(const KernelSpec& s, uint32_t rows) {
@@ -373,7 +382,8 @@ std::string wgsl(const KernelSpec& s) {
   t.set("SHARED_EXTRA", s.features.subgroups ? "var<workgroup> sg_count: atomic<u32>;" : "");
   std::string fmt_code = format_snippet(s, "A");
   if (weights(s) == 2) fmt_code += "\n" + format_snippet(s, "B");
-  std::string helpers = decode_helpers();
+  std::string helpers = decode_helpers(s.weight, true);
+  t.set("FORMAT_INIT", iq4(s.weight) ? "  iq4_init(li);  // the IQ4 level tables (fmt/iq4_table.wgsl)\n  workgroupBarrier();" : "");
   if (s.features.dot4) {
     const std::string hf = "kernels/matvec/fmt/i8/helpers.wgsl";
     helpers += "\n" + Template(wgsl_file(hf), hf).set("TINY", wgsl_float(kInt8Tiny)).render();

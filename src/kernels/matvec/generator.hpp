@@ -163,8 +163,10 @@ std::string wgsl(const KernelSpec& spec);
 // The WGSL every reader of the matvec layout shares: the decode helpers
 // (W8, mag4, ...) and the format snippet of spec.weight (load{w}, chunk{w},
 // scale{w}, min{w}) over bindings main{w} / side{w}; uses the constants UPR
-// and GROUP and the uniform params.side_off.
-std::string decode_helpers();
+// and GROUP and the uniform params.side_off. With `table`, the IQ4 formats'
+// levels come from workgroup memory (fmt/iq4_table.wgsl: the kernel calls
+// iq4_init(li) and a barrier before its first decode), else by selects.
+std::string decode_helpers(const WeightKind& kind, bool table);
 std::string format_snippet(const KernelSpec& spec, const std::string& w);
 
 // Workgroups for a chunk of `rows` rows (z = token chunks).

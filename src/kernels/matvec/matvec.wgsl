@@ -73,6 +73,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{LANES}}
 {{ROWS}}
   let valid = live && lr < LPW && row_first < params.rows;
+{{FORMAT_INIT}}
 
   // Prologue: per-token statistics of x (RMSNorm), each reduced over WG.
 {{PROLOGUE}}

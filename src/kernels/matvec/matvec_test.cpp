@@ -186,6 +186,40 @@ TEST(Matvec, SplitKSlicesAddUpInOrder) {
   }
 }
 
+TEST(MatvecInt8, LaterFormatsSplitMatchTwin) {
+  // The split batch plans of Q2_K, Q3_K, IQ4_NL and IQ4_XS (plan.cpp): int8
+  // x, 8 tokens a workgroup, 2 rows a lane group, slices of unequal length,
+  // on small shapes: ragged n, 9 tokens (a second chunk of one), both
+  // reductions.
+  if (!test_context().features().packed_dot4) GTEST_SKIP() << "no packed_4x8_integer_dot_product";
+  uint32_t seed = 2700;
+  int ran = 0;
+  for (const Kind& kd : all_kinds()) {
+    const Format f = kd.kind.format;
+    if (kd.kind.onnx || (f != Format::Q2_K && f != Format::Q3_K && f != Format::IQ4_NL && f != Format::IQ4_XS))
+      continue;
+    for (bool sg : {true, false}) {
+      if (sg && !test_context().features().subgroups) continue;
+      Case c{kd, hook(sg ? "store" : "acc"), 45, kd.block * (kd.block >= 256 ? 5 : 13), 9, {}};
+      c.opt.int8 = true;
+      c.opt.subgroups = sg;
+      c.opt.splits = 3;
+      c.opt.tokens = 8;
+      c.opt.rpl = 2;
+      c.opt.wg = 64;
+      c.opt.tpr = f == Format::Q3_K ? 2 : 4;
+      c.twin_ref_tol = 2e-2;  // the int8 quantization of x
+      const KernelSpec spec = plan(test_context(), kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
+      ASSERT_EQ(spec.splits, 3u) << spec.key();
+      auto e = run_case(c, seed++);
+      EXPECT_LT(e.vs_twin, 1e-4) << spec.key();
+      EXPECT_LT(e.vs_ref, 2e-2) << spec.key();
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, 4) << "cases run";
+}
+
 TEST(Matvec, InterleavedTokenChunksMatchTwin) {
   // Token chunks as adjacent workgroups of one axis (Options::interleave):
   // 3 chunks of 2 tokens (the last one short), with split-k slices between

@@ -289,21 +289,34 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // (4 lanes: 48.5 against 43.0); the other K-quant plans keep 2 lanes.
   uint32_t def_splits = 1;
   const bool forced = opt.wg || opt.tpr || opt.rpl || opt.tokens || opt.splits;
+  // The formats added later (H100, one sweep pass each, 4096 x 14336 and
+  // 14336 x 4096 at batch 8, against the generic batch plan above;
+  // docs/perf/2026-12-06-session43-h100.md): IQ4_NL and IQ4_XS take the
+  // split as Q5_0 (8 slices, 4 lanes: 72.4 -> 37.6 us, 74.3 -> 38.0) and the
+  // short-row split of the K-quants (50.4 -> 41.7, 52.4 -> 42.7); Q2_K takes
+  // Q4_K's 8 slices of 4 lanes (45.1 -> 31.3) and keeps the batch plan over
+  // short rows (32.6 against 33.4 split); Q3_K takes Q8_0's 16 slices with 2
+  // lanes (69.4 -> 41.1; 8 slices of 4 lanes 43.4) and the short-row split
+  // (41.4 -> 37.9).
+  const bool iq4 = kind.format == Format::IQ4_NL || kind.format == Format::IQ4_XS;
   const bool split_i8 = s.features.dot4 && !kind.onnx &&
                         (kind.format == Format::Q8_0 || kind.format == Format::Q5_0 ||
                          kind.format == Format::Q5_1 || kind.format == Format::Q4_K ||
-                         kind.format == Format::Q5_K || kind.format == Format::Q6_K);
+                         kind.format == Format::Q5_K || kind.format == Format::Q6_K || kind.format == Format::Q2_K ||
+                         kind.format == Format::Q3_K || iq4);
   const bool split_f32 = !s.features.dot4 && float_units;
   const bool kq_split = split_i8 && ui.unit >= 64;                                  // the K-quants
-  const bool short_kq = kq_split && ui.kp >= 4096 && ui.kp < 8192;                  // rows of 4096 .. 8191
+  const bool short_kq = split_i8 && (ui.unit >= 64 || iq4) && kind.format != Format::Q2_K && ui.kp >= 4096 &&
+                        ui.kp < 8192;  // rows of 4096 .. 8191
   const bool two_units = s.features.dot4 && ui.unit == 32 && row_bytes(kind, k).main == 16.0 * upr;  // below
   if (batched && !few && !forced && !rope && ((ui.kp >= 8192 && (split_i8 || split_f32)) || short_kq)) {
-    const bool sixteen = split_i8 && kind.format == Format::Q8_0;
-    const bool k45 = split_i8 && !short_kq && (kind.format == Format::Q4_K || kind.format == Format::Q5_K);
+    const bool sixteen = split_i8 && (kind.format == Format::Q8_0 || kind.format == Format::Q3_K);
+    const bool k45 = split_i8 && !short_kq &&
+                     (kind.format == Format::Q4_K || kind.format == Format::Q5_K || kind.format == Format::Q2_K);
     const uint32_t splits = split_f32 ? 4 : short_kq ? ui.kp / 1024 : sixteen ? 16 : 8, tokens = std::min(m, 8u);
     const uint32_t rpl = 2;
     const uint32_t sps = std::max<uint32_t>(1, spr / splits / (two_units ? 2 : 1));  // lane steps a slice
-    uint32_t tpr = std::min({k45 ? 4u : kq_split ? 2u : 8u, pow2_floor(sps), sg_tpr});
+    uint32_t tpr = std::min({k45 ? 4u : kq_split || short_kq ? 2u : 8u, pow2_floor(sps), sg_tpr});
     while (tpr > 2 && sps % tpr != 0) tpr /= 2;
     const uint32_t wg = std::max(
         {std::min<uint32_t>(split_f32 || sixteen || short_kq || k45 ? 512 : 256 * tpr / rpl, max_inv), tpr, sg_wg});
@@ -510,8 +523,13 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // 18.0, q4_1 unchanged; b8 1-3% faster; 14336 x 4096 b8 q4_0 28.5 ->
   // 28.1, q4_1 29.9 -> 28.8, q5_0 37.8 -> 35.8, q5_1 37.1 -> 36.3; b1 8-12%
   // slower).
+  // Q2_K and Q3_K take it too: H100, batch 1, int8 x, one sweep pass
+  // (docs/perf/2026-12-06-session43-h100.md), faster in each of the 16 lane
+  // shapes tried; with the plan's: q2_K 4096 x 14336 14.72 -> 14.11 us,
+  // 14336 x 4096 13.44 -> 12.56; q3_K 19.12 -> 18.87 and 16.87 -> 15.41.
   const bool qs_default = !kind.onnx && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
-                                         kind.format == Format::Q5_K || (legacy32 && (batched || ui.kp >= 8192)));
+                                         kind.format == Format::Q5_K || kind.format == Format::Q2_K ||
+                                         kind.format == Format::Q3_K || (legacy32 && (batched || ui.kp >= 8192)));
   if (s.features.subgroups && s.features.dot4 && !gx && opt.quad_stage.value_or(qs_default)) s.variant |= kQuadStage;
   const uint32_t probe = opt.probe.value_or(0);
   BQ_CHECK(probe <= static_cast<uint32_t>(Probe::LoadsNoStage) && (probe != 5 || s.features.dot4),

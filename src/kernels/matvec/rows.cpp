@@ -37,7 +37,7 @@ std::string rows_wgsl(const KernelSpec& s) {
   if (ui.has_side) b += fmt::format("@group(0) @binding({}) var<storage, read> sideA: array<u32>;\n", slot++);
   b += fmt::format("@group(0) @binding({}) var<storage, read_write> y: array<f32>;  // [M * K]", slot);
   t.set("BINDINGS", b);
-  t.set("HELPERS", decode_helpers());
+  t.set("HELPERS", decode_helpers(s.weight, false));
   t.set("FORMAT", format_snippet(s, "A"));
   std::string d;
   if (!ui.group) {

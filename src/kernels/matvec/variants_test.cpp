@@ -295,6 +295,30 @@ TEST(Matvec, PlanSplitsLongRowsOfABatch) {
     EXPECT_LE(shared_bytes(s), lim.shared) << s.key();
     EXPECT_EQ(plan(lim, with(f), 14336, 2048, 8, {}, o).splits, 1u);
   }
+  // The formats added later: IQ4_NL and IQ4_XS 8 slices of 4 lanes, Q2_K 8
+  // of 4, Q3_K 16 of 2; over rows of 4096 the short-row split above, except
+  // Q2_K.
+  struct Later {
+    Format f;
+    uint32_t splits, tpr;
+    bool short_split;
+  };
+  for (const Later& c : {Later{Format::IQ4_NL, 8, 4, true}, Later{Format::IQ4_XS, 8, 4, true},
+                         Later{Format::Q2_K, 8, 4, false}, Later{Format::Q3_K, 16, 2, true}}) {
+    const KernelSpec s = plan(lim, with(c.f), 4096, 14336, 8, {}, o);
+    EXPECT_EQ(s.splits, c.splits) << s.key();
+    EXPECT_EQ(s.tpr, c.tpr) << s.key();
+    EXPECT_EQ(s.tokens, 8u) << s.key();
+    EXPECT_EQ(s.rpl, 2u) << s.key();
+    EXPECT_EQ(s.wg, 512u) << s.key();
+    EXPECT_LE(shared_bytes(s), lim.shared) << s.key();
+    const KernelSpec t = plan(lim, with(c.f), 14336, 4096, 8, {}, o);
+    EXPECT_EQ(t.splits, c.short_split ? 4u : 1u) << t.key();
+    if (c.short_split) {
+      EXPECT_EQ(t.tpr, 2u) << t.key();
+    }
+    EXPECT_LE(shared_bytes(t), lim.shared) << t.key();
+  }
   const KernelSpec h = plan(lim, with(Format::F16), 4096, 14336, 8, {}, {});
   EXPECT_EQ(h.splits, 4u);
   EXPECT_EQ(h.rpl, 2u);
@@ -448,7 +472,8 @@ TEST(MatvecInt8, QuadStagingMatchesTwinAndPlainStaging) {
     uint32_t wg;  // 0: the plan's; 64: 8 passes of quad lanes in 2 groups (q8_0) or 2 ragged passes (q4_0)
   };
   const V vs[] = {{7, 16, 128, "store", 0}, {7, 9, 128, "rmsnorm", 0}, {3, 13, 0, "acc", 0},
-                  {8, 3, 0, "rmsnorm", 0},  {7, 64, 0, "store", 64},   {3, 13, 0, "rmsnorm", 64}};
+                  {8, 3, 0, "rmsnorm", 0},  {7, 64, 0, "store", 64},   {3, 13, 0, "rmsnorm", 64},
+                  {11, 5, 0, "acc", 0},     {12, 3, 0, "rmsnorm", 64}};  // q2_K, q3_K
   for (const V& v : vs) {
     const Kind& kd = kinds[v.kind];
     std::vector<float> ys[2];
@@ -475,12 +500,11 @@ TEST(MatvecInt8, QuadStagingMatchesTwinAndPlainStaging) {
     ++seed;
     EXPECT_EQ(ys[0], ys[1]) << kd.name << " " << v.hook << ": quad and plain staging differ";
   }
-  // On by default for Q8_0 and Q4_K (and Q5_K); for Q4_0 only in batches and
-  // over k >= 8192; never without subgroups.
+  // On by default for Q8_0 and Q4_K (and Q5_K, Q2_K, Q3_K); for Q4_0 only in
+  // batches and over k >= 8192; never without subgroups.
   Options o;
   o.int8 = true;
-  EXPECT_NE(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
-  EXPECT_NE(plan(ctx, kinds[8].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
+  for (int i : {7, 8, 11, 12}) EXPECT_NE(plan(ctx, kinds[i].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u) << i;
   EXPECT_EQ(plan(ctx, kinds[3].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
   EXPECT_NE(plan(ctx, kinds[3].kind, 45, 256, 2, {}, o).variant & kQuadStage, 0u);
   EXPECT_NE(plan(ctx, kinds[3].kind, 45, 8192, 1, {}, o).variant & kQuadStage, 0u);

@@ -39,6 +39,8 @@ fn bf16x4(v: vec2<u32>) -> vec4<f32> {
 // IQ4_NL / IQ4_XS levels: for nibbles n (0..15) the level of ggml's
 // kvalues_iq4nl plus 128 (1..241), picked from four packed words by selects
 // (an indexed const array was spilled: 210 us for 4096 x 14336 on the H100).
+// The matvec kernel looks them up in workgroup memory instead
+// (fmt/iq4_table.wgsl); the row gather uses fmt/iq4_select.wgsl.
 fn iq4lv(n: vec4<u32>) -> vec4<u32> {
   let b4 = (n & vec4<u32>(4u)) != vec4<u32>(0u);
   let w = select(select(vec4<u32>(0x3f2d1801u), vec4<u32>(0x766a5d4fu), b4),
