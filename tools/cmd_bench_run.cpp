@@ -197,6 +197,15 @@ void bench_run(const BenchRunArgs& a, const GlobalOptions& g) {
   std::vector<model::TokenId> prompt(a.n_prompt);
   for (int i = 0; i < a.n_prompt; ++i) prompt[i] = model::TokenId((uint64_t(i) * 7919 + 13) % c.n_vocab);
   m.eval(std::span<const model::TokenId>(prompt).first(std::min<size_t>(prompt.size(), m.batch())));  // warm-up
+  // Clocks up: a GPU left idle through loading stays at a low clock through
+  // a short run. H100, llama-3.2-1b q4_0, 32 tokens right after loading:
+  // 409.6 tokens/s with every kernel 2.8-3.1x slower, 1359.4 after a
+  // prompt sweep (docs/perf/2026-12-06-session43-h100.md). Not on a CPU
+  // adapter, which has no clocks to raise.
+  if (ctx.adapter().type != WGPUAdapterType_CPU) {
+    m.set_inputs(prompt.front());
+    gpu::keep_busy(ctx, [&](gpu::Recorder& r) { m.record(r, std::nullopt, false); }, gpu::kSettleMs);
+  }
   m.reset();
   if (!a.host_sampler) m.prepare_generation({});
   const auto t0 = clock::now();
