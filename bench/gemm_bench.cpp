@@ -94,7 +94,7 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
   }
   if (!int8 || !gemm::int8_reads(kind.format) || !ctx.features().packed_dot4) return out;
   one("int8 ", true, [&] { return gemm::plan_int8(lim, kind, n, k, m); });
-  for (const gemm::Tiling& t : gemm::candidates_int8(lim, {}))
+  for (const gemm::Tiling& t : gemm::candidates_int8(lim, {}, kind.format))
     one("int8 ", false, [&] { return gemm::plan_int8(lim, kind, n, k, m, {}, t); });
   return out;
 }

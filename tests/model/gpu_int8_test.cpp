@@ -141,7 +141,7 @@ TEST_P(Int8Gemm, PromptAgreesWithF32Gemm) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Int8Gemm, ::testing::Values(Format::Q8_0, Format::Q4_0, Format::Q4_K, Format::Q5_K, Format::Q6_K,
-                                                                    Format::Q3_K, Format::IQ4_XS),
+                                                                    Format::Q2_K, Format::Q3_K, Format::IQ4_XS),
                          [](const auto& info) { return std::string(traits(info.param).name); });
 
 // Prompt batches of 16 at or below the crossover (32): every projection runs

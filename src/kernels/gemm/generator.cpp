@@ -374,7 +374,7 @@ Tiling tiling_of(const KernelSpec& s) { return {s.tile_m, s.tile_n, s.reg_m, s.r
 
 uint32_t threads(const KernelSpec& s) { return (s.tile_m / s.reg_m) * (s.tile_n / s.reg_n); }
 uint32_t shared_bytes(const KernelSpec& s) {
-  return s.features.dot4 ? detail::shared_bytes_int8(tiling_of(s), s.hooks) : shared_bytes(tiling_of(s), s.hooks);
+  return s.features.dot4 ? detail::shared_bytes_int8(tiling_of(s), s.hooks, s.weight.format) : shared_bytes(tiling_of(s), s.hooks);
 }
 
 std::string wgsl(const KernelSpec& s) {

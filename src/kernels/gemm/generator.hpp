@@ -117,7 +117,7 @@ gpu::Grid grid(const KernelSpec& s, uint32_t rows, uint32_t m);
 // or pipelined kernel, steps of 1 to 4
 // blocks, register blocks RM x RN of multiples of 4, split-k. Where the
 // instance has packed dot4, MatmulArgs::int8 asks for it.
-bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS
+bool int8_reads(Format f);  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS
 Tiling default_tiling_int8(uint32_t mclass);
 // Without a tiling: default_tiling_int8(m_class(m)) fitted to the limits,
 // k split by default_splits (at most kMaxSplits) where the partials fit one
@@ -127,8 +127,9 @@ KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint
                      const Hooks& hooks = {}, std::optional<Tiling> tiling = {});
 // The int8 gemm's tilings the tuner and `bench gemm --sweep` time (classic
 // and pipelined, steps of 1 to 4 blocks, split-k), fitted to the limits and
-// deduplicated (plan_int8 may still shorten a step to divide k).
-std::vector<Tiling> candidates_int8(const Limits& lim, const Hooks& hooks);
+// deduplicated (plan_int8 may still shorten a step to divide k); a format's
+// values per block (Q2_K: 4) take workgroup memory too.
+std::vector<Tiling> candidates_int8(const Limits& lim, const Hooks& hooks, Format f);
 // The QuantX spec (kernels/matvec/xquant.hpp) that fills the int8 gemm's xq
 // for m tokens: codes [m][k / 16] vec4<u32>, then meta [m][k / 32] vec4<u32>.
 KernelSpec quant_spec(const KernelSpec& s, uint32_t m);

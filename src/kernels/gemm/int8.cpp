@@ -21,7 +21,7 @@ using detail::weights;
 bool int8_reads(Format f) {
   switch (f) {
     case Format::Q8_0: case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
-    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: case Format::Q3_K:
+    case Format::Q4_K: case Format::Q5_K: case Format::Q6_K: case Format::Q2_K: case Format::Q3_K:
     case Format::IQ4_NL: case Format::IQ4_XS: return true;
     default: return false;
   }
@@ -32,10 +32,24 @@ namespace {
 int32_t offset(Format f) {
   return f == Format::Q4_0 ? 8 : f == Format::Q5_0 ? 16 : f == Format::Q6_K ? 32 : f == Format::Q3_K ? 4 : 0;
 }
-bool has_min(Format f) { return f == Format::Q4_1 || f == Format::Q5_1 || f == Format::Q4_K || f == Format::Q5_K; }
-// Q6_K and Q3_K: a scale per half of 16 (dw: words 0..3, dh: words 4..7),
-// their x code sums packed per half (the low and high 16 bits of xc).
-bool halves(Format f) { return f == Format::Q6_K || f == Format::Q3_K; }
+bool has_min(Format f) {
+  return f == Format::Q4_1 || f == Format::Q5_1 || f == Format::Q4_K || f == Format::Q5_K || f == Format::Q2_K;
+}
+// Q6_K, Q3_K and Q2_K: a scale per half of 16 (dw: words 0..3, dh: words
+// 4..7), their x code sums packed per half (the low and high 16 bits of xc);
+// Q2_K also a min per half (mw, mh).
+bool halves(Format f) { return f == Format::Q6_K || f == Format::Q3_K || f == Format::Q2_K; }
+
+// A block's values besides its codes, staged per row of W: (the snippet's
+// function, the workgroup array). The scale first; then the min, the high
+// half's scale and the high half's min, where the format has them.
+std::vector<std::pair<std::string, std::string>> block_values(Format f) {
+  std::vector<std::pair<std::string, std::string>> v = {{"dw", "wd"}};
+  if (has_min(f)) v.push_back({"mw", "wm"});
+  if (halves(f)) v.push_back({"dh", "wh"});
+  if (has_min(f) && halves(f)) v.push_back({"mh", "wn"});
+  return v;
+}
 
 // The x code sum a block's meta word mt stages into xc.
 std::string xc_of(const KernelSpec& s) {
@@ -48,13 +62,16 @@ std::string fmt_code(const KernelSpec& s) {
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   const std::string file = "kernels/gemm/fmt/i8/" + name + ".wgsl";
   std::string c = detail::kscale_code(s.weight.format) + Template(wgsl_file(file), file).set("W", "A").render();
-  if (weights(s.hooks) == 2) c += "\n" + Template(wgsl_file(file), file).set("W", "B").render();
+  if (weights(s.hooks) == 2) {
+    c += '\n';
+    c += Template(wgsl_file(file), file).set("W", "B").render();
+  }
   return c;
 }
 
 // A step's KS blocks of W: words [KS * 8][TN] (word w of the step is word
-// w % 8 of block kb0 + w / 8), scales [KS][TN] and (Q4_1, Q5_1, Q4_K, Q5_K) mins
-// [KS][TN] into wsW, wdW and wmW; rows past the chunk's are zeros.
+// w % 8 of block kb0 + w / 8) into wsW, and each of block_values [KS][TN]
+// (scales into wdW, mins into wmW, ...); rows past the chunk's are zeros.
 std::string stage_w(const KernelSpec& s) {
   const uint32_t nw = weights(s.hooks);
   std::string o = "    for (var i = li; i < TN * 8u * KS; i += WG) {\n      let r = i / (8u * KS);\n"
@@ -67,12 +84,10 @@ std::string stage_w(const KernelSpec& s) {
   o += "    }\n    for (var i = li; i < TN * KS; i += WG) {\n      let r = i % TN;\n      let b = i / TN;\n";
   for (uint32_t q = 0; q < nw; ++q) {
     const char* w = q ? "B" : "A";
-    o += fmt::format("      var d{0} = 0.0;\n      if (n0 + r < params.rows) {{ d{0} = dw{0}(n0 + r, kb0 + b); }}\n", w);
-    o += fmt::format("      wd{0}[i] = d{0};\n", w);
-    if (has_min(s.weight.format) || halves(s.weight.format))
-      o += fmt::format("      var n{0} = 0.0;\n      if (n0 + r < params.rows) {{ n{0} = {1}{0}(n0 + r, kb0 + b); }}\n"
-                       "      w{2}{0}[i] = n{0};\n",
-                       w, has_min(s.weight.format) ? "mw" : "dh", has_min(s.weight.format) ? "m" : "h");
+    for (const auto& [fn, arr] : block_values(s.weight.format))
+      o += fmt::format("      var {1}{0} = 0.0;\n      if (n0 + r < params.rows) {{ {1}{0} = {2}{0}(n0 + r, kb0 + b); }}\n"
+                       "      {3}{0}[i] = {1}{0};\n",
+                       w, "v" + arr, fn, arr);
   }
   o += "    }";
   return o;
@@ -119,24 +134,32 @@ std::string inner(const KernelSpec& s) {
     else
       o += off ? fmt::format("    let cx{0} = MAGIC - OFF * xc[{1}b * TM + {2}];\n", i, xdo, tok(s, i))
                : fmt::format("    let cx{0} = MAGIC;\n", i);
-    if (mn) o += fmt::format("    let sx{0} = dx{0} * f32(xc[{1}b * TM + {2}]);\n", i, xdo, tok(s, i));
+    if (mn && hv)  // Q2_K: each half's min times dx times that half's code sum
+      o += fmt::format("    let sx{0} = dx{0} * f32((c{0} << 16u) >> 16u);\n    let sy{0} = dx{0} * f32(c{0} >> 16u);\n", i);
+    else if (mn)
+      o += fmt::format("    let sx{0} = dx{0} * f32(xc[{1}b * TM + {2}]);\n", i, xdo, tok(s, i));
   }
   for (uint32_t q = 0; q < nw; ++q)
     for (uint32_t j = 0; j < s.reg_n; ++j) {
       o += fmt::format("    let d{0}{1} = wd{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
       if (mn) o += fmt::format("    let m{0}{1} = wm{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
       if (hv) o += fmt::format("    let h{0}{1} = wh{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
+      if (mn && hv) o += fmt::format("    let n{0}{1} = wn{0}[{2}b * TN + {3}];\n", q ? "B" : "A", j, wdo, row(s, j));
     }
   // acc = acc + (scale * dx) * f32(sum), f32(sum) the bits of the sum (which
-  // started at MAGIC) less MAGIC_F; with a min, acc = acc + min * (dx * code sum).
+  // started at MAGIC) less MAGIC_F; with a min, acc = acc + min * (dx * code
+  // sum) (Q2_K: after each half, its min m or n and its sum sx or sy).
   auto fold = [&](const char* scale) {
+    const bool high = std::string(scale) == "h";
     for (uint32_t q = 0; q < nw; ++q) {
       const char* W = q ? "B" : "A";
       for (uint32_t i = 0; i < s.reg_m; ++i)
         for (uint32_t j = 0; j < s.reg_n; ++j) {
           o += fmt::format("    {0} = {0} + ({1}{2}{3} * dx{4}) * (bitcast<f32>(s{2}_{4}_{3}) - MAGIC_F);\n",
                            acc(W, i, j), scale, W, j, i);
-          if (mn) o += fmt::format("    {0} = {0} + m{1}{2} * sx{3};\n", acc(W, i, j), W, j, i);
+          if (mn)
+            o += fmt::format("    {0} = {0} + {1}{2}{3} * s{4}{5};\n", acc(W, i, j), high ? "n" : "m", W, j,
+                             high ? "y" : "x", i);
         }
     }
   };
@@ -192,18 +215,21 @@ std::vector<Kind> kinds(const KernelSpec& s) {
                  "      if (n0 + r < params.rows) {{ {0} = qw" + W + "(n0 + r, kl + w / 8u, w % 8u); }}",
                  "let r = i / (8u * KS);\n      ws" + W + "[wb + (i % (8u * KS)) * WP4 + r / 4u][r % 4u] = {0};",
                  s.tile_n * 8});
-    if (has_min(s.weight.format) || halves(s.weight.format)) {  // scale and min, or the halves' scales
-      const std::string f2 = has_min(s.weight.format) ? "mw" : "dh", a2 = has_min(s.weight.format) ? "wm" : "wh";
-      k.push_back({"rd" + W, "vec2<f32>", "TN * KS",
-                   "let r = i % TN;\n      {0} = vec2<f32>(0.0, 0.0);\n      if (n0 + r < params.rows) {{ {0} = "
-                   "vec2<f32>(dw" + W + "(n0 + r, kl + i / TN), " + f2 + W + "(n0 + r, kl + i / TN)); }}",
-                   "wd" + W + "[wdb + i] = {0}.x;\n      " + a2 + W + "[wdb + i] = {0}.y;", s.tile_n});
+    // The block's values (block_values: 1, 2 or 4) in one f32, vec2 or vec4.
+    const auto bv = block_values(s.weight.format);
+    const size_t nv = bv.size();
+    BQ_ASSERT(nv == 1 || nv == 2 || nv == 4);
+    const std::string type = nv == 1 ? "f32" : fmt::format("vec{}<f32>", nv), zero = nv == 1 ? "0.0" : type + "()";
+    std::string vals, put;
+    for (size_t v = 0; v < nv; ++v) {
+      vals += fmt::format("{}{}{}(n0 + r, kl + i / TN)", v ? ", " : "", bv[v].first, W);
+      put += fmt::format("{}{}{}[wdb + i] = {{0}}{};", v ? "\n      " : "", bv[v].second, W,
+                         nv == 1 ? std::string() : fmt::format(".{}", "xyzw"[v]));
     }
-    else
-      k.push_back({"rd" + W, "f32", "TN * KS",
-                   "let r = i % TN;\n      {0} = 0.0;\n      if (n0 + r < params.rows) {{ {0} = dw" + W +
-                       "(n0 + r, kl + i / TN); }}",
-                   "wd" + W + "[wdb + i] = {0};", s.tile_n});
+    k.push_back({"rd" + W, type, "TN * KS",
+                 "let r = i % TN;\n      {0} = " + zero + ";\n      if (n0 + r < params.rows) {{ {0} = " +
+                     (nv == 1 ? vals : type + "(" + vals + ")") + "; }}",
+                 put, s.tile_n});
   }
   return k;
 }
@@ -252,7 +278,7 @@ std::string slice(const KernelSpec& s) {
 // workgroup storage fits; nullopt for a register block that is not whole
 // vec4s, an algorithm other than classic or pipelined, or splits outside
 // 1..kMaxSplits.
-std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
+std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h, Format f) {
   if (!t.tile_k) t.tile_k = 32;
   if (!t.reg_m || !t.reg_n || t.reg_m % 4 || t.reg_n % 4 || (t.algo != kClassic && t.algo != kPipelined))
     return std::nullopt;
@@ -263,7 +289,7 @@ std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
   };
   if (!ok()) return std::nullopt;
   while ((t.tile_m / t.reg_m) * (t.tile_n / t.reg_n) > lim.invocations ||
-         detail::shared_bytes_int8(t, h) > lim.shared) {
+         detail::shared_bytes_int8(t, h, f) > lim.shared) {
     const bool inv = (t.tile_m / t.reg_m) * (t.tile_n / t.reg_n) > lim.invocations;
     if (!inv && t.tile_k > 32) t.tile_k /= 2;
     else if (t.tile_m >= t.tile_n && t.tile_m > t.reg_m) t.tile_m /= 2;
@@ -277,11 +303,13 @@ std::optional<Tiling> fit_int8(const Limits& lim, Tiling t, const Hooks& h) {
 
 namespace detail {
 
-uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h) {
-  // per block of the step, twice for the pipelined kernel's two buffers; with
-  // a min (Q4_1, Q5_1, Q4_K, Q5_K) 4 bytes more a row of W: counted for every format
+uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h, Format f) {
+  // per block of the step, twice for the pipelined kernel's two buffers; a
+  // row of W stages its codes and its block_values: 8 bytes counted for every
+  // format (a scale and a min, or two scales), 16 for Q2_K's four
   const uint32_t ks = std::max<uint32_t>(1, t.tile_k / 32) * (t.algo == kPipelined ? 2 : 1);
-  return ks * (8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * 8));
+  const uint32_t values = std::max<uint32_t>(8, 4 * static_cast<uint32_t>(block_values(f).size()));
+  return ks * (8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * values));
 }
 
 std::string wgsl_int8(const KernelSpec& s) {
@@ -304,6 +332,9 @@ std::string wgsl_int8(const KernelSpec& s) {
                         q ? "B" : "A", n, p ? "2][" : "");
     if (halves(s.weight.format))
       ws += fmt::format("var<workgroup> wh{0}: array<f32, {1}KS * TN>;              // [{2}KS][TN] W scales, high halves\n",
+                        q ? "B" : "A", n, p ? "2][" : "");
+    if (halves(s.weight.format) && has_min(s.weight.format))
+      ws += fmt::format("var<workgroup> wn{0}: array<f32, {1}KS * TN>;              // [{2}KS][TN] W mins, high halves\n",
                         q ? "B" : "A", n, p ? "2][" : "");
   }
   ws.pop_back();
@@ -335,14 +366,15 @@ Tiling default_tiling_int8(uint32_t mclass) {
 KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                      const Hooks& hooks, std::optional<Tiling> tiling) {
   BQ_CHECK(!kind.onnx && int8_reads(kind.format),
-           "gemm int8: weight format {} is not supported (q8_0, q4_0, q4_1, q5_0, q5_1, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs)", kind.name());
+           "gemm int8: weight format {} is not supported (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, "
+           "iq4_xs)", kind.name());
   BQ_CHECK(n > 0 && k > 0 && m > 0, "gemm int8 {}: empty problem n={} k={} m={}", kind.name(), n, k, m);
   const uint32_t be = std::max<uint32_t>(32, traits(kind.format).block_elems);
   BQ_CHECK(k % be == 0, "gemm int8 {}: k = {} must be a multiple of {}", kind.name(), k, be);
   BQ_CHECK(hooks.prologue == Prologue::None && !hooks.bias && hooks.epilogue != Epilogue::Rope,
            "gemm int8 {}: only the Store, Acc and SiluGate epilogues are supported", kind.name());
   const Tiling want = tiling.value_or(default_tiling_int8(m_class(m)));
-  const auto t = fit_int8(lim, want, hooks);
+  const auto t = fit_int8(lim, want, hooks, kind.format);
   BQ_CHECK(t.has_value(), "gemm int8 {}: tiling {} does not fit {} invocations / {} bytes", kind.name(), label(want),
            lim.invocations, lim.shared);
   Tiling one = *t;
@@ -358,7 +390,7 @@ KernelSpec plan_int8(const Limits& lim, const WeightKind& kind, uint32_t n, uint
   return s;
 }
 
-std::vector<Tiling> candidates_int8(const Limits& lim, const Hooks& hooks) {
+std::vector<Tiling> candidates_int8(const Limits& lim, const Hooks& hooks, Format f) {
   const uint32_t C = kClassic, P = kPipelined;
   const Tiling base[] = {
       // classic: one block a step, then 2 and 4; split-k
@@ -372,8 +404,8 @@ std::vector<Tiling> candidates_int8(const Limits& lim, const Hooks& hooks) {
       {64, 64, 4, 4, 64, P, 4}, {64, 64, 4, 4, 64, P, 8}, {32, 64, 4, 4, 64, P, 8}};
   std::vector<Tiling> out;
   for (const Tiling& b : base) {
-    const auto f = fit_int8(lim, b, hooks);
-    if (f && std::find(out.begin(), out.end(), *f) == out.end()) out.push_back(*f);
+    const auto t = fit_int8(lim, b, hooks, f);
+    if (t && std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
   }
   return out;
 }

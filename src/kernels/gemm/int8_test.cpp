@@ -35,8 +35,9 @@ bool super(Format f) { return traits(f).block_elems == 256; }  // K-quants: k in
 
 // The shape tests' formats: one of each way the generator treats a format
 // (no offset, an offset, a min with the side's second section, a min in the
-// super-block, Q6_K's halves); the parity suite above takes every format.
-const Format kShapeFormats[] = {Format::Q8_0, Format::Q4_0, Format::Q5_1, Format::Q4_K, Format::Q6_K};
+// super-block, Q6_K's halves, Q2_K's halves with a min each); the parity
+// suite above takes every format.
+const Format kShapeFormats[] = {Format::Q8_0, Format::Q4_0, Format::Q5_1, Format::Q4_K, Format::Q6_K, Format::Q2_K};
 
 class GemmInt8 : public ::testing::TestWithParam<std::tuple<Format, std::string>> {};
 

@@ -35,6 +35,6 @@ std::string store_classic(const KernelSpec& s, bool checked, bool interleaved = 
 // gemm_i8.wgsl or (variant kPipelined) gemm_i8_pipe.wgsl rendered for s
 // (features.dot4), and its workgroup storage.
 std::string wgsl_int8(const KernelSpec& s);
-uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h);
+uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h, Format f);
 
 }  // namespace blockq::gemm::detail

@@ -27,7 +27,7 @@ inline constexpr int kNumFormats = 14;
 static_assert(std::size(kFormats) == kNumFormats);
 // The formats the int8 gemm reads (int8_reads).
 inline const Format kInt8Formats[] = {Format::Q8_0, Format::Q4_0, Format::Q4_1, Format::Q5_0, Format::Q5_1,
-                                      Format::Q3_K, Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ4_NL,
+                                      Format::Q2_K, Format::Q3_K, Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ4_NL,
                                       Format::IQ4_XS};
 
 inline WeightKind kind_of(Format f) {

@@ -157,7 +157,7 @@ TuneResult tune(const gpu::Context& ctx, const WeightKind& kind, uint32_t n, uin
   double best = res.ns_default;
   Tiling best_t = *def;
   size_t tried = 0;
-  for (const auto& t : opt.int8 ? candidates_int8(lim, hooks) : candidates(lim, kind, hooks, mclass)) {
+  for (const auto& t : opt.int8 ? candidates_int8(lim, hooks, kind.format) : candidates(lim, kind, hooks, mclass)) {
     if (t == *def) continue;
     if (opt.max_candidates && tried++ >= opt.max_candidates) break;
     double ns = 0;

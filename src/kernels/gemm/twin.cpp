@@ -26,7 +26,8 @@ std::vector<float> decode(const matvec::HostWeight& w) {
 // 32 in order, with the raw codes c (Q4_0: q - 8), scale and min of
 // matvec::raw_rows (the int8 path's decode), i = sum of c * qx (exact):
 // acc = acc + (scale * dx) * f32(i), then with a min acc = acc + min * (dx
-// * f32(sum of qx)); Q6_K's and Q3_K's halves of 16 (a scale each) one after the other. Split-k: slice z sums the blocks of its steps (tile / 32
+// * f32(sum of qx)); Q6_K's, Q3_K's and Q2_K's halves of 16 (a scale each,
+// and for Q2_K a min times that half's qx sum) one after the other. Split-k: slice z sums the blocks of its steps (tile / 32
 // blocks a step, ceil(steps / splits) steps a slice) from 0, and the
 // slices' sums are added in order (split_sum).
 std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
@@ -37,7 +38,7 @@ std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
   if (silu) rb = matvec::raw_rows(*in.b, 0, s.n);
   const uint32_t kb = s.k / 32, ks = std::max<uint32_t>(1, s.tile / 32);
   const uint32_t splits = std::max<uint32_t>(1, s.splits), sps = (kb / ks + splits - 1) / splits;
-  // Scales per block of 32, or (Q6_K, Q3_K) per half of 16: each half summed and scaled on its own.
+  // Scales per block of 32, or (Q6_K, Q3_K, Q2_K) per half of 16: each half summed and scaled on its own.
   const uint32_t halves = ra.scale.size() == size_t{s.n} * kb * 2 ? 2 : 1;
   BQ_CHECK(ra.code.size() == size_t{s.n} * s.k && ra.scale.size() == size_t{s.n} * kb * halves,
            "gemm twin {}: the weight's raw rows are not in blocks of 32 or 16", s.key());
@@ -55,7 +56,8 @@ std::vector<float> run_int8(const KernelSpec& s, const TwinInputs& in) {
               i += int32_t(w.code[size_t{r} * s.k + b * 32 + e]) * qx.q[b * 32 + e];
             const size_t g = (size_t{r} * kb + b) * halves + h;
             acc = acc + (w.scale[g] * qx.scale[b]) * float(i);
-            if (!w.min.empty()) acc = acc + w.min[g] * (qx.scale[b] * float(qx.sum[2 * b] + qx.sum[2 * b + 1]));
+            const int32_t xsum = halves == 2 ? qx.sum[2 * b + h] : qx.sum[2 * b] + qx.sum[2 * b + 1];
+            if (!w.min.empty()) acc = acc + w.min[g] * (qx.scale[b] * float(xsum));
           }
         }
         total = z == 0 ? acc : total + acc;
