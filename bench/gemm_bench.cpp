@@ -102,7 +102,7 @@ nlohmann::json sweep(const gpu::Context& ctx, const WeightKind& kind, uint32_t n
 }  // namespace
 
 // opts: {"formats": [..], "shapes": [[n, k], ..], "ms": [..], "samples": int,
-// "retune": bool, "fma_groups": int, "fma_iters": int, "crossover": bool,
+// "retune": bool, "tune": bool (false: the defaults only), "fma_groups": int, "fma_iters": int, "crossover": bool,
 // "crossover_shape": [n, k], "progress": bool, "sweep": bool, "sweep_kinds":
 // "f32,int8" (the sweep's lists: either or both)}.
 // Returns {"device", "fma_tflops", "dot4_tops", "timestamps", "rows": [..], "crossover": {..},
@@ -169,15 +169,19 @@ nlohmann::json bench_gemm(const gpu::Context& ctx, const nlohmann::json& opts) {
           to.force = opts.value("retune", false);
           to.samples = std::max(3, samples / 2);
           to.verbose = progress;
-          const auto tr = gemm::tune(ctx, kind, n, k, gemm::m_class(m), {}, to);
-          const KernelSpec tuned = gemm::plan(ctx, kind, n, k, m, {}, tr.tiling);
+          // Without tuning (a fresh adapter's tuner times every candidate
+          // of every case), the tuned columns repeat the default.
+          const bool tune = opts.value("tune", true);
+          const gemm::TuneResult tr =
+              tune ? gemm::tune(ctx, kind, n, k, gemm::m_class(m), {}, to) : gemm::TuneResult{};
+          const KernelSpec tuned = tune ? gemm::plan(ctx, kind, n, k, m, {}, tr.tiling) : def;
           const double nd = time(def);
           // Never report a tuned choice slower than the default: the tuner
           // keeps the default unless a candidate beat it; this run re-times both.
           const double nt = tuned == def ? nd : time(tuned);
           row["default_spec"] = def.key();
           row["tuned_spec"] = tuned.key();
-          row["tuned_tiling"] = gemm::label(tr.tiling);
+          row["tuned_tiling"] = gemm::label(tune ? tr.tiling : gemm::tiling_of(def));
           row["tuned_from_cache"] = tr.from_cache;
           row["default_us"] = nd / 1e3;
           row["tuned_us"] = nt / 1e3;

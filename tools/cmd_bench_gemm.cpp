@@ -66,7 +66,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     std::string crossover_shape = "4096x4096";
     std::string sweep_kinds = "f32,int8";
     int samples = 10;
-    bool json = false, quick = false, retune = false, crossover = false, sweep = false;
+    bool json = false, quick = false, retune = false, no_tune = false, crossover = false, sweep = false;
   };
   static Opts o;
   cmd->add_option("--formats", o.formats,
@@ -76,6 +76,9 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
   cmd->add_option("--m", o.ms, "Comma-separated token counts");
   cmd->add_option("--samples", o.samples, "Timed passes per case (median)");
   cmd->add_flag("--retune", o.retune, "Ignore the tuning cache and re-time the candidates");
+  cmd->add_flag("--no-tune", o.no_tune,
+                "Time the defaults only (f32 and int8), without the tuner, which times every candidate of each case "
+                "on an adapter it has not cached");
   cmd->add_flag("--crossover", o.crossover, "Also measure the matvec/gemm crossover per format");
   cmd->add_option("--crossover-shape", o.crossover_shape, "NxK the crossover is measured on");
   cmd->add_flag("--sweep", o.sweep,
@@ -98,6 +101,7 @@ void add_bench_gemm(CLI::App& bench, GlobalOptions& g) {
     for (const auto& m : split_list(o.ms)) opts["ms"].push_back(std::stoul(m));
     opts["samples"] = o.samples;
     opts["retune"] = o.retune;
+    opts["tune"] = !o.no_tune;
     opts["crossover"] = o.crossover;
     opts["crossover_shape"] = shape(o.crossover_shape);
     opts["fma_groups"] = o.quick ? 32 : 8192;
