@@ -30,6 +30,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let tx = li % TNT;
   let ty = li / TNT;
   let meta0 = params.m * K16;  // the first meta vec4
+{{FORMAT_INIT}}
 {{ACC_DECL}}
 {{SLICE}}
   for (var kb0 = sb; kb0 < se; kb0 += KS) {

@@ -39,6 +39,10 @@ bool has_min(Format f) {
 // 4..7), their x code sums packed per half (the low and high 16 bits of xc);
 // Q2_K also a min per half (mw, mh).
 bool halves(Format f) { return f == Format::Q6_K || f == Format::Q3_K || f == Format::Q2_K; }
+// IQ4_NL and IQ4_XS: their codes' int8 levels come from a table in
+// workgroup memory (kernels/common/iq4_bytes.wgsl), filled before the first
+// staging.
+bool iq4(Format f) { return f == Format::IQ4_NL || f == Format::IQ4_XS; }
 
 // A block's values besides its codes, staged per row of W: (the snippet's
 // function, the workgroup array). The scale first; then the min, the high
@@ -61,7 +65,9 @@ std::string fmt_code(const KernelSpec& s) {
   std::string name = s.weight.name();  // q4_K -> q4_k.wgsl
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   const std::string file = "kernels/gemm/fmt/i8/" + name + ".wgsl";
-  std::string c = detail::kscale_code(s.weight.format) + Template(wgsl_file(file), file).set("W", "A").render();
+  std::string c = detail::kscale_code(s.weight.format);
+  if (iq4(s.weight.format)) c += std::string(wgsl_file("kernels/common/iq4_bytes.wgsl")) + "\n";  // iq4bytes
+  c += Template(wgsl_file(file), file).set("W", "A").render();
   if (weights(s.hooks) == 2) {
     c += '\n';
     c += Template(wgsl_file(file), file).set("W", "B").render();
@@ -309,7 +315,9 @@ uint32_t shared_bytes_int8(const Tiling& t, const Hooks& h, Format f) {
   // format (a scale and a min, or two scales), 16 for Q2_K's four
   const uint32_t ks = std::max<uint32_t>(1, t.tile_k / 32) * (t.algo == kPipelined ? 2 : 1);
   const uint32_t values = std::max<uint32_t>(8, 4 * static_cast<uint32_t>(block_values(f).size()));
-  return ks * (8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * values));
+  const uint32_t table = iq4(f) ? 64 * 4 : 0;  // iq4_bytes.wgsl
+  return ks * (8 * (t.tile_m / 4 + 1) * 16 + t.tile_m * 8 + weights(h) * (8 * (t.tile_n / 4 + 1) * 16 + t.tile_n * values)) +
+         table;
 }
 
 std::string wgsl_int8(const KernelSpec& s) {
@@ -320,6 +328,9 @@ std::string wgsl_int8(const KernelSpec& s) {
   h.set("OFF", std::to_string(offset(s.weight.format))).set("BINDINGS", bindings(s));
   Template t(wgsl_file(file), s.key());
   t.set("HEAD", h.render()).set("FMT", s.weight.name());
+  t.set("FORMAT_INIT", iq4(s.weight.format)
+                           ? "  iq4_bytes_init(li);  // the IQ4 level table (kernels/common/iq4_bytes.wgsl)\n  workgroupBarrier();"
+                           : "");
   if (!p) t.set("XC", xc_of(s));
   const std::string n = p ? "2u * " : "";
   std::string ws;

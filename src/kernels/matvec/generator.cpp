@@ -112,7 +112,11 @@ std::string format_snippet(const KernelSpec& s, const std::string& w) {
 
 std::string decode_helpers(const WeightKind& kind, bool table) {
   std::string h(wgsl_file("kernels/matvec/fmt/helpers.wgsl"));
-  if (iq4(kind)) h += "\n" + std::string(wgsl_file(table ? "kernels/matvec/fmt/iq4_table.wgsl" : "kernels/matvec/fmt/iq4_select.wgsl"));
+  if (iq4(kind) && table)
+    h += "\n" + std::string(wgsl_file("kernels/common/iq4_bytes.wgsl")) + "\n" +
+         std::string(wgsl_file("kernels/matvec/fmt/iq4_table.wgsl"));
+  else if (iq4(kind))
+    h += "\n" + std::string(wgsl_file("kernels/matvec/fmt/iq4_select.wgsl"));
   return h;
 }
 

@@ -2,13 +2,10 @@
 // as 4 words of main{{W}} (element j < 16 the low nibble of byte j, j >= 16
 // the high nibble of byte j - 16) and its f16 d in half b % 2 of
 // side{{W}}[b / 2]. Word w of codes (elements 4w .. 4w + 3) is the int8
-// levels of its nibbles (ggml's kvalues_iq4nl); OFF 0.
-fn kb4{{W}}(w: u32) -> u32 {
-  let b = iq4lv((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(15u)) ^ vec4<u32>(0x80u);
-  return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
-}
+// levels of its nibbles (ggml's kvalues_iq4nl, iq4bytes:
+// kernels/common/iq4_bytes.wgsl); OFF 0.
 fn qw{{W}}(r: u32, kb: u32, w: u32) -> u32 {
-  return kb4{{W}}(main{{W}}[4u * (r * KB + kb) + w % 4u] >> select(0u, 4u, w >= 4u));
+  return iq4bytes(main{{W}}[4u * (r * KB + kb) + w % 4u], select(0u, 4u, w >= 4u));
 }
 fn dw{{W}}(r: u32, kb: u32) -> f32 {
   let b = r * KB + kb;

@@ -2,14 +2,10 @@
 // chunk has its qs[128] as 32 words of main{{W}} (block kb is sub-block j = kb
 // % 8, words 4j .. 4j + 3, as IQ4_NL's) and two words of side{{W}} from 2s:
 // f16 d (low) and scales_h (high), then scales_l[4]. Word w of codes is the
-// int8 levels of its nibbles; OFF 0; scale d * (ls - 32).
-fn kb4{{W}}(w: u32) -> u32 {
-  let b = iq4lv((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(15u)) ^ vec4<u32>(0x80u);
-  return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
-}
+// int8 levels of its nibbles (iq4bytes); OFF 0; scale d * (ls - 32).
 fn qw{{W}}(r: u32, kb: u32, w: u32) -> u32 {
   let s = r * (K / 256u) + kb / 8u;
-  return kb4{{W}}(main{{W}}[32u * s + 4u * (kb % 8u) + w % 4u] >> select(0u, 4u, w >= 4u));
+  return iq4bytes(main{{W}}[32u * s + 4u * (kb % 8u) + w % 4u], select(0u, 4u, w >= 4u));
 }
 fn dw{{W}}(r: u32, kb: u32) -> f32 {
   let s = r * (K / 256u) + kb / 8u;
