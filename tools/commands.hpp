@@ -32,6 +32,7 @@ struct ModelLoadArgs {
   bool crossover_per_weight = false;  // measured on each weight's shape, not 4096x4096
   std::string kv_type = "f16";
   bool int8_activations = true;  // false: --f32-activations
+  uint64_t int8_min_elements = 0;  // --int8-min-elements (0: the format's default)
   bool encode_ahead = true;      // false: --no-encode-ahead
   uint32_t submit_pieces = 0;    // --submit-pieces (0: 1, 2, 4, ... layers)
   bool int8_gemm = true;         // --int8-gemm / --f32-gemm

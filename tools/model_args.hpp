@@ -27,6 +27,7 @@ inline model::GpuModelOptions gpu_model_options(const ModelLoadArgs& a, uint32_t
   o.crossover_per_weight = a.crossover_per_weight;
   o.kv_type = model::kv_type_from_name(a.kv_type);
   o.int8_activations = a.int8_activations;
+  if (a.int8_min_elements) o.int8_min_elements = a.int8_min_elements;
   o.encode_ahead = a.encode_ahead;
   o.submit_pieces = a.submit_pieces;
   o.gemm_int8 = a.int8_gemm;

@@ -103,9 +103,9 @@ struct GpuModelOptions {
   // Token projections and the lm head with int8 activations (matvec
   // features.dot4: x quantized per block of 32, as ggml's q8 activations)
   // where the weight format and the adapter allow and the weight has at least
-  // int8_min_elements elements (unset: matvec::kInt8MinElements, 2^24;
-  // smaller ones ran as fast or faster in f32); false: f32 activations
-  // everywhere.
+  // int8_min_elements elements (unset: matvec::int8_min_elements of the
+  // format, 2^22 or 2^24; smaller ones ran as fast or faster in f32); false:
+  // f32 activations everywhere.
   bool int8_activations = true;
   std::optional<uint64_t> int8_min_elements;
   // While the GPU runs a step, encode the command buffer of a single token

@@ -74,14 +74,13 @@ struct GpuModel::Impl {
   GpuModelOptions opt;
   // The matvec options of a token projection: int8 activations unless asked
   // not to, where matvec::int8_by_default allows them (the format, the
-  // adapter, and at least opt.int8_min_elements elements: on smaller weights
-  // quantizing x costs about what it saves; H200 records of sessions 5 and 27
-  // in docs/perf).
+  // adapter, and at least opt.int8_min_elements elements, unset: the
+  // format's matvec::int8_min_elements; on smaller weights quantizing x costs
+  // about what it saves: records of sessions 5, 27 and 44 in docs/perf).
   matvec::Options mv_options(const matvec::Weights& w) const {
     matvec::Options o;
     if (opt.int8_activations &&
-        matvec::int8_by_default(matvec::limits_of(*ctx), w.kind, w.n, w.k,
-                                opt.int8_min_elements.value_or(matvec::kInt8MinElements)))
+        matvec::int8_by_default(matvec::limits_of(*ctx), w.kind, w.n, w.k, opt.int8_min_elements))
       o.int8 = true;
     return o;
   }

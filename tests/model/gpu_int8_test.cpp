@@ -61,7 +61,7 @@ TEST_P(Int8Decode, AgreesWithF32Activations) {
     same_top += std::max_element(qa.begin(), qa.end()) - qa.begin() == std::max_element(b.begin(), b.end()) - b.begin();
   }
   EXPECT_GE(same_top * 10, ids.size() * 8) << "greedy tokens agree at " << same_top << " of " << ids.size();
-  // The default options (int8 on, the 2^24-element threshold): no projection
+  // The default options (int8 on, the 2^22- or 2^24-element threshold): no projection
   // of the tiny model is large enough, so the logits are those of f32
   // activations.
   const GpuModelOptions defaults{.n_ctx = 128, .batch = 1};

@@ -139,13 +139,25 @@ Limits limits_of(const gpu::Context& ctx);
 // Whether a matvec over an n x k weight takes int8 activations by default
 // (the model's token projections and `bench matvec`): the format has an int8
 // path, the adapter WGSL's packed dot4, and the weight at least min_elements
-// elements. Smaller weights ran as fast or faster with f32 x; on the H200 the
-// synthetic llama-3-8b decoded a token in 28-33% less GPU time with int8 x
-// for Q4_0, Q4_K and Q5_0, 25% for Q6_K and 9% for Q8_0
-// (docs/perf/2026-12-03-session27-h200.md).
+// elements (unset: int8_min_elements(kind)). Smaller weights ran as fast or
+// faster with f32 x; on the H200 the synthetic llama-3-8b decoded a token in
+// 28-33% less GPU time with int8 x for Q4_0, Q4_K and Q5_0, 25% for Q6_K and
+// 9% for Q8_0 (docs/perf/2026-12-03-session27-h200.md).
 inline constexpr uint64_t kInt8MinElements = uint64_t{1} << 24;
+// Formats whose batch-1 plans stage x in quads (Q4_0, Q4_1, Q5_0, Q5_1,
+// Q4_K, Q5_K, Q8_0) take int8 x from 2^22 elements (a 1B model's 2048 x 2048
+// and 3072 x 2048): H100, the decoder's hooks, one pass
+// (docs/perf/2026-12-06-session44-h100.md), µs with f32 x against int8 x,
+// 2048 x 2048 Acc and 3072 x 2048 RMSNorm+RoPE: q4_0 5.24 -> 4.59 and 6.64
+// -> 5.88; q4_1 5.49 -> 4.74, 6.67 -> 6.04; q5_0 5.71 -> 4.98, 7.51 ->
+// 6.54; q5_1 6.07 -> 5.03, 7.78 -> 6.64; q4_K 5.76 -> 4.76, 7.20 -> 6.17;
+// q5_K 6.54 -> 5.30, 8.34 -> 7.17; q8_0 5.71 -> 5.63, 7.20 -> 7.04. Q6_K
+// lost at 2048 x 2048 (6.31 -> 7.07) and keeps 2^24, as do the formats not
+// measured (Q2_K, Q3_K, IQ4_NL, IQ4_XS).
+inline constexpr uint64_t kInt8MinElementsQuad = uint64_t{1} << 22;
+uint64_t int8_min_elements(const WeightKind& kind);
 bool int8_by_default(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k,
-                     uint64_t min_elements = kInt8MinElements);
+                     std::optional<uint64_t> min_elements = std::nullopt);
 KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint32_t m,
                 const Hooks& hooks, const Options& opt);
 

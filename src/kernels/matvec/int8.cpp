@@ -25,8 +25,18 @@ bool int8_supported(const WeightKind& kind) {
   }
 }
 
-bool int8_by_default(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k, uint64_t min_elements) {
-  return lim.dot4 && int8_supported(kind) && uint64_t{n} * k >= min_elements;
+uint64_t int8_min_elements(const WeightKind& kind) {
+  if (kind.onnx) return kInt8MinElements;
+  switch (kind.format) {
+    case Format::Q4_0: case Format::Q4_1: case Format::Q5_0: case Format::Q5_1:
+    case Format::Q4_K: case Format::Q5_K: case Format::Q8_0: return kInt8MinElementsQuad;
+    default: return kInt8MinElements;
+  }
+}
+
+bool int8_by_default(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k,
+                     std::optional<uint64_t> min_elements) {
+  return lim.dot4 && int8_supported(kind) && uint64_t{n} * k >= min_elements.value_or(int8_min_elements(kind));
 }
 
 namespace detail {

@@ -337,14 +337,23 @@ TEST(Matvec, RawCodesTimesScalesGiveTheReferenceDequantization) {
 
 TEST(Matvec, Int8ByDefaultOnLargeIntegerWeights) {
   // Int8 activations by default (the model, bench matvec): integer formats
-  // with an int8 path, an adapter with packed dot4, 2^24 elements or more.
+  // with an int8 path, an adapter with packed dot4, 2^24 elements or more
+  // (2^22 for the formats whose batch-1 plans stage x in quads).
   Limits dot4 = h200_limits(), none = h200_limits();
   none.dot4 = false;
   ASSERT_TRUE(dot4.dot4);
   const WeightKind& q4 = kind_named("q4_0").kind;
-  EXPECT_TRUE(int8_by_default(dot4, q4, 4096, 4096));  // exactly 2^24
+  const WeightKind& q3 = kind_named("q3_K").kind;
+  EXPECT_TRUE(int8_by_default(dot4, q3, 4096, 4096));  // exactly 2^24
+  EXPECT_FALSE(int8_by_default(dot4, q3, 4095, 4096));
   EXPECT_TRUE(int8_by_default(dot4, kind_named("q6_K").kind, 4096, 14336));
-  EXPECT_FALSE(int8_by_default(dot4, q4, 4095, 4096));
+  EXPECT_FALSE(int8_by_default(dot4, kind_named("q6_K").kind, 2048, 2048));
+  for (const char* name : {"q4_0", "q4_1", "q5_0", "q5_1", "q4_K", "q5_K", "q8_0"}) {
+    EXPECT_EQ(int8_min_elements(kind_named(name).kind), uint64_t{1} << 22) << name;
+    EXPECT_TRUE(int8_by_default(dot4, kind_named(name).kind, 2048, 2048)) << name;  // exactly 2^22
+    EXPECT_FALSE(int8_by_default(dot4, kind_named(name).kind, 2048, 2044)) << name;
+  }
+  EXPECT_FALSE(int8_by_default(dot4, q4, 2048, 2048, uint64_t{1} << 24));  // asked for more
   EXPECT_FALSE(int8_by_default(dot4, q4, 2560, 960));
   EXPECT_TRUE(int8_by_default(dot4, q4, 2560, 960, 0));
   EXPECT_FALSE(int8_by_default(none, q4, 4096, 14336));

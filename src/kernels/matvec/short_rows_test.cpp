@@ -34,7 +34,8 @@ TEST(MatvecShortRows, PlanTakes32LanesAnd256InvocationsForF32X) {
   acc.epilogue = Epilogue::Acc;
   silu.epilogue = Epilogue::SiluGate;
   // smollm2-360m's layer (k = 960: 30 units, one a lane) and llama-3.2-1b's
-  // qkv (f32 x below 2^24 weight elements).
+  // qkv with f32 x (`--f32-activations`, or a format whose int8 threshold is
+  // 2^24 weight elements).
   const struct {
     WeightKind kind;
     uint32_t n, k;

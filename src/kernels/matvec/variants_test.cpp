@@ -214,6 +214,14 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(c.wg, 256u);
   EXPECT_EQ(c.tpr, 16u);
   EXPECT_EQ(c.rpl, 2u);
+  WeightKind q3;  // Q3_K's units are Q6_K's size; over long rows it takes 32 lanes
+  q3.format = Format::Q3_K;
+  const KernelSpec c3 = plan(lim, q3, 4096, 14336, 1, {}, o);
+  EXPECT_EQ(c3.wg, 512u);
+  EXPECT_EQ(c3.tpr, 32u);
+  EXPECT_EQ(c3.rpl, 2u);
+  EXPECT_EQ(plan(lim, q3, 14336, 4096, 1, {}, o).tpr, 8u);
+  EXPECT_EQ(plan(lim, q3, 4096, 4096, 1, {}, o).tpr, 16u);
   const KernelSpec d = plan(lim, q4, 14336, 4096, 8, {}, o);
   EXPECT_EQ(d.tpr, 8u);
   EXPECT_EQ(d.rpl, 4u);
@@ -253,7 +261,7 @@ TEST(MatvecInt8, PlanSharesXReadsAmongRows) {
   EXPECT_EQ(f.rpl, f32.rpl);
   EXPECT_EQ(f.tpr, f32.tpr);
   EXPECT_EQ(f.tokens, f32.tokens);
-  for (const KernelSpec* s : {&a, &b, &c, &d, &e, &f, &g, &h}) {
+  for (const KernelSpec* s : {&a, &b, &c, &c3, &d, &e, &f, &g, &h}) {
     EXPECT_TRUE(s->features.dot4) << s->key();
     EXPECT_LE(shared_bytes(*s), lim.shared) << s->key();
   }
@@ -500,14 +508,16 @@ TEST(MatvecInt8, QuadStagingMatchesTwinAndPlainStaging) {
     ++seed;
     EXPECT_EQ(ys[0], ys[1]) << kd.name << " " << v.hook << ": quad and plain staging differ";
   }
-  // On by default for Q8_0 and Q4_K (and Q5_K, Q2_K, Q3_K); for Q4_0 only in
-  // batches and over k >= 8192; never without subgroups.
+  // On by default for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q2_K and
+  // Q3_K; not for Q6_K; never without subgroups.
   Options o;
   o.int8 = true;
-  for (int i : {7, 8, 11, 12}) EXPECT_NE(plan(ctx, kinds[i].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u) << i;
-  EXPECT_EQ(plan(ctx, kinds[3].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
-  EXPECT_NE(plan(ctx, kinds[3].kind, 45, 256, 2, {}, o).variant & kQuadStage, 0u);
-  EXPECT_NE(plan(ctx, kinds[3].kind, 45, 8192, 1, {}, o).variant & kQuadStage, 0u);
+  for (int i : {3, 4, 5, 6, 7, 8, 9, 11, 12}) {
+    EXPECT_NE(plan(ctx, kinds[i].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u) << kinds[i].name;
+    EXPECT_NE(plan(ctx, kinds[i].kind, 45, 256, 2, {}, o).variant & kQuadStage, 0u) << kinds[i].name;
+  }
+  ASSERT_EQ(kinds[10].kind.format, Format::Q6_K);
+  EXPECT_EQ(plan(ctx, kinds[10].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
   o.subgroups = false;
   EXPECT_EQ(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
 }
