@@ -496,20 +496,12 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // (docs/perf/2026-12-06-session43-h100.md), faster in each of the 16 lane
   // shapes tried; with the plan's: q2_K 4096 x 14336 14.72 -> 14.11 us,
   // 14336 x 4096 13.44 -> 12.56; q3_K 19.12 -> 18.87 and 16.87 -> 15.41.
-  // Since session 44 the legacy formats take it at batch 1 over rows of k <
-  // 8192 too: H100, the decoder's shapes and hooks, one pass each
-  // (docs/perf/2026-12-06-session44-h100.md), µs without and with it:
-  // - Q4_0: 2048 x 2048 Acc 5.77 -> 4.59, 3072 x 2048 RMSNorm+RoPE 7.15 ->
-  //   5.88, 8192 x 2048 SiLU-gate 9.48 -> 8.41, 6144 x 4096 RoPE 11.54 ->
-  //   10.07, 4096 x 4096 Acc 8.71 -> 7.59, 14336 x 4096 SiLU-gate 29.60 ->
-  //   28.24; 14336 x 4096 Store 16.23-16.31 -> 15.23-15.24 (two processes
-  //   each, alternating).
-  // - Q4_1, Q5_0, Q5_1: 8192 x 2048 SiLU-gate 9.59 -> 8.94, 10.60 -> 9.83,
-  //   10.88 -> 10.02; 2048 x 2048 Acc 5.89 -> 4.74, 6.17 -> 4.98, 6.32 ->
-  //   5.03; 3072 x 2048 RoPE 7.20 -> 6.04, 7.64 -> 6.54, 7.81 -> 6.64;
-  //   14336 x 4096 Store 17.84 -> 17.74, 19.49 -> 19.42, 20.28 -> 19.74.
-  // (The H200 had Q4_0's Store at 14336 x 4096 lose 8-12% with it in
-  // session 11, before two units a step and the one-read x blocks.)
+  // Since session 44 the legacy formats take it at batch 1 over k < 8192
+  // too: H100, the decoder's shapes and hooks, alternating processes
+  // (docs/perf/2026-12-06-session44-h100.md): q4_0 2048 x 2048 Acc 5.77 ->
+  // 4.59 us, 8192 x 2048 SiLU-gate 9.48 -> 8.37, 14336 x 4096 Store 16.2-16.3
+  // -> 15.2; q5_0 3072 x 2048 RoPE 7.64 -> 6.5; Q4_1/Q5_x at 14336 x 4096
+  // Store tied or gained (q5_1 20.8 -> 20.4).
   const bool qs_default = !kind.onnx && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
                                          kind.format == Format::Q5_K || kind.format == Format::Q2_K ||
                                          kind.format == Format::Q3_K || legacy32);
