@@ -343,12 +343,12 @@ TEST(Matvec, Int8ByDefaultOnLargeIntegerWeights) {
   none.dot4 = false;
   ASSERT_TRUE(dot4.dot4);
   const WeightKind& q4 = kind_named("q4_0").kind;
-  const WeightKind& q3 = kind_named("q3_K").kind;
-  EXPECT_TRUE(int8_by_default(dot4, q3, 4096, 4096));  // exactly 2^24
-  EXPECT_FALSE(int8_by_default(dot4, q3, 4095, 4096));
-  EXPECT_TRUE(int8_by_default(dot4, kind_named("q6_K").kind, 4096, 14336));
-  EXPECT_FALSE(int8_by_default(dot4, kind_named("q6_K").kind, 2048, 2048));
-  for (const char* name : {"q4_0", "q4_1", "q5_0", "q5_1", "q4_K", "q5_K", "q8_0"}) {
+  const WeightKind& nl = kind_named("iq4_nl").kind;
+  EXPECT_TRUE(int8_by_default(dot4, nl, 4096, 4096));  // exactly 2^24
+  EXPECT_FALSE(int8_by_default(dot4, nl, 4095, 4096));
+  EXPECT_TRUE(int8_by_default(dot4, kind_named("iq4_xs").kind, 4096, 14336));
+  EXPECT_FALSE(int8_by_default(dot4, kind_named("iq4_xs").kind, 2048, 2048));
+  for (const char* name : {"q4_0", "q4_1", "q5_0", "q5_1", "q4_K", "q5_K", "q8_0", "q2_K", "q3_K", "q6_K"}) {
     EXPECT_EQ(int8_min_elements(kind_named(name).kind), uint64_t{1} << 22) << name;
     EXPECT_TRUE(int8_by_default(dot4, kind_named(name).kind, 2048, 2048)) << name;  // exactly 2^22
     EXPECT_FALSE(int8_by_default(dot4, kind_named(name).kind, 2048, 2044)) << name;

@@ -117,7 +117,7 @@ float slice_sum_i8(const KernelSpec& s, const RowView& w, const QuantX& qx, cons
           const uint32_t g = e0 / ui.group;
           const float dx = qx.scale[e0 / 32];
           lanes[l] = lanes[l] + (w.scale[g] * dx) * static_cast<float>(isum);
-          if (w.min) lanes[l] = lanes[l] + (w.min[g] * dx) * static_cast<float>(sq);
+          if (w.min) lanes[l] = lanes[l] + w.min[g] * (dx * static_cast<float>(sq));
         }
   }
   return twin::detail::tree_reduce<twin::detail::SumOp>(lanes);

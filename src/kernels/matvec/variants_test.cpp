@@ -1,7 +1,7 @@
 // Parity tests of the matvec int8-activation path (features.dot4) and of the
 // plan's kernel variants: every int8 format x hook, the int8 layout variants
-// and plan rules, constant lane steps, the quad-lane x staging, and the timing
-// probes (which must cut their part and still run). Bounds as in
+// and plan rules, constant lane steps, and the timing probes (which must cut
+// their part and still run); the quad-lane x staging is in quad_stage_test.cpp. Bounds as in
 // matvec_test.cpp: int8 1e-4 vs the twin (exact integer sums), 2e-3 with the
 // RMSNorm prologue, 2e-2 vs float64 (x quantized to 8 bits).
 #include <gtest/gtest.h>
@@ -460,66 +460,6 @@ TEST(Matvec, ConstantStepsMatchTwin) {
   o.max_tile.reset();
   o.splits = 2;
   EXPECT_EQ(plan(test_context(), kinds[7].kind, 45, 256, 1, {}, o).variant, 0u);
-}
-
-TEST(MatvecInt8, QuadStagingMatchesTwinAndPlainStaging) {
-  // Options::quad_stage (subgroups): four lanes stage each block of 32 and
-  // exchange its max and code sums by shuffles. The codes, scales and sums
-  // are those of the plain staging, so both kernels match the twin and give
-  // the same y. Several tiles, 3 tokens in chunks of 2, the prologue (its
-  // hook runs in the staging), a k whose last tile is partial, ragged n, and
-  // small workgroups whose quad lanes take several passes.
-  auto& ctx = test_context();
-  if (!int8_ok() || !ctx.features().subgroups) GTEST_SKIP() << "needs packed dot4 and subgroups";
-  const auto kinds = all_kinds();
-  uint32_t seed = 4800;
-  struct V {
-    int kind;
-    uint32_t blocks, tile;
-    const char* hook;
-    uint32_t wg;  // 0: the plan's; 64: 8 passes of quad lanes in 2 groups (q8_0) or 2 ragged passes (q4_0)
-  };
-  const V vs[] = {{7, 16, 128, "store", 0}, {7, 9, 128, "rmsnorm", 0}, {3, 13, 0, "acc", 0},
-                  {8, 3, 0, "rmsnorm", 0},  {7, 64, 0, "store", 64},   {3, 13, 0, "rmsnorm", 64},
-                  {11, 5, 0, "acc", 0},     {12, 3, 0, "rmsnorm", 64}};  // q2_K, q3_K
-  for (const V& v : vs) {
-    const Kind& kd = kinds[v.kind];
-    std::vector<float> ys[2];
-    for (bool quad : {true, false}) {
-      Case c{kd, hook(v.hook), 45, kd.block * v.blocks, 3, {}};
-      c.opt.int8 = true;
-      c.opt.subgroups = true;
-      c.opt.quad_stage = quad;
-      c.opt.tokens = 2;
-      if (v.tile) c.opt.max_tile = v.tile;
-      if (v.wg) {
-        c.opt.wg = v.wg;
-        c.opt.tpr = 4;
-      }
-      c.twin_ref_tol = 2e-2;
-      const KernelSpec spec = plan(ctx, kd.kind, c.n, c.k, c.m, c.hooks, c.opt);
-      EXPECT_EQ((spec.variant & kQuadStage) != 0, quad) << spec.key();
-      EXPECT_EQ(wgsl(spec).find("subgroupShuffleXor(am, 2u)") != std::string::npos, quad) << spec.key();
-      auto e = run_case(c, seed, &ys[quad]);
-      const double tw = c.hooks.prologue == Prologue::RmsNorm ? 2e-3 : 1e-4;
-      EXPECT_LT(e.vs_twin, tw) << spec.key();
-      EXPECT_LT(e.vs_ref, 2e-2) << spec.key();
-    }
-    ++seed;
-    EXPECT_EQ(ys[0], ys[1]) << kd.name << " " << v.hook << ": quad and plain staging differ";
-  }
-  // On by default for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q2_K and
-  // Q3_K; not for Q6_K; never without subgroups.
-  Options o;
-  o.int8 = true;
-  for (int i : {3, 4, 5, 6, 7, 8, 9, 11, 12}) {
-    EXPECT_NE(plan(ctx, kinds[i].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u) << kinds[i].name;
-    EXPECT_NE(plan(ctx, kinds[i].kind, 45, 256, 2, {}, o).variant & kQuadStage, 0u) << kinds[i].name;
-  }
-  ASSERT_EQ(kinds[10].kind.format, Format::Q6_K);
-  EXPECT_EQ(plan(ctx, kinds[10].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
-  o.subgroups = false;
-  EXPECT_EQ(plan(ctx, kinds[7].kind, 45, 256, 1, {}, o).variant & kQuadStage, 0u);
 }
 
 TEST(Matvec, TimingProbesCutTheirPartAndRun) {
