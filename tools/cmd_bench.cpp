@@ -53,7 +53,7 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
                  "prologue), rope (RMSNorm and RoPE: the fused QKV), silu (RMSNorm, SiLU(gate x) * (up x): two "
                  "weights a call)");
   mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;cs=0,1;qs=0,1;pl=0,1;gx=0,1;bs=0,1;sp=0,1;probe=0..7 "
-                  "(i8=1: int8 activations, i8=0: f32; unset: as the model takes them, int8 for integer formats of 2^22 (Q4_x, Q5_x, Q2_K to Q5_K, Q8_0) or 2^24 elements or more where the adapter has packed dot4; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
+                  "(i8=1: int8 activations, i8=0: f32; unset: as the model takes them, int8 for integer formats of 2^22 (Q4_x, Q5_x, Q2_K to Q6_K, Q8_0) or 2^24 elements or more where the adapter has packed dot4; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
                   "3 neither, 4 weight loads only, 5 x read from global memory (int8), 6 loads as if rows were "
                   "stored step by step, 7 weight loads only with no staging: spec suffix .v2 to .v14; pl=1: the pipelined "
                   "lane loop, .v64; gx=1: x read from global memory, no staging, .v128; with i8=1 x is quantized first by a kernel of its own; bs=1: int8 sums biased to read as floats, .v256; sp=1: the constant-step lane loop two steps an iteration, .v512)");

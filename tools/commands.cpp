@@ -66,7 +66,7 @@ void add_model_load_options(CLI::App* cmd, ModelLoadArgs& a) {
                 "not on 4096x4096 for all");
   cmd->add_option("--kv-type", a.kv_type, "KV cache element type: f16 (packed two per u32) or f32")->capture_default_str();
   cmd->add_flag("--int8-activations,!--f32-activations", a.int8_activations,
-                "Token matvecs of integer-format weights with >= 2^22 (Q4_x, Q5_x, Q2_K to Q5_K, Q8_0) or 2^24 "
+                "Token matvecs of integer-format weights with >= 2^22 (Q4_x, Q5_x, Q2_K to Q6_K, Q8_0) or 2^24 "
                 "elements quantize x to int8 per block of 32 and sum with dot4I8Packed (the default, where the "
                 "adapter has packed dot4); --f32-activations: f32 x everywhere");
   cmd->add_option("--int8-min-elements", a.int8_min_elements,

@@ -144,18 +144,20 @@ Limits limits_of(const gpu::Context& ctx);
 // 28-33% less GPU time with int8 x for Q4_0, Q4_K and Q5_0, 25% for Q6_K and
 // 9% for Q8_0 (docs/perf/2026-12-03-session27-h200.md).
 inline constexpr uint64_t kInt8MinElements = uint64_t{1} << 24;
-// Formats whose batch-1 plans stage x in quads (Q4_0, Q4_1, Q5_0, Q5_1,
-// Q4_K, Q5_K, Q8_0, Q2_K, Q3_K) take int8 x from 2^22 elements (a 1B model's 2048 x 2048
-// and 3072 x 2048): H100, the decoder's hooks, one pass
+// Formats whose batch-1 plans stage x in quads at these sizes (Q4_0, Q4_1,
+// Q5_0, Q5_1, Q4_K, Q5_K, Q8_0, Q2_K, Q3_K, Q6_K) take int8 x from 2^22
+// elements (a 1B model's 2048 x 2048 and 3072 x 2048): H100, the decoder's
+// hooks, one pass
 // (docs/perf/2026-12-06-session44-h100.md), µs with f32 x against int8 x,
 // 2048 x 2048 Acc and 3072 x 2048 RMSNorm+RoPE: q4_0 5.24 -> 4.59 and 6.64
 // -> 5.88; q4_1 5.49 -> 4.74, 6.67 -> 6.04; q5_0 5.71 -> 4.98, 7.51 ->
 // 6.54; q5_1 6.07 -> 5.03, 7.78 -> 6.64; q4_K 5.76 -> 4.76, 7.20 -> 6.17;
-// q5_K 6.54 -> 5.30, 8.34 -> 7.17; q8_0 5.71 -> 5.63, 7.20 -> 7.04. Q6_K
-// lost at 2048 x 2048 (6.31 -> 7.07) and keeps 2^24. Session 45, H100, one
-// pass (docs/perf/2026-12-06-session45-h100.md): q2_K 5.39 -> 4.52 and 7.06
-// -> 6.10, q3_K 5.73 -> 5.52 and 8.24 -> 7.05; IQ4_NL and IQ4_XS, which do
-// not stage in quads, lost (iq4_nl 6.37 -> 6.59, 7.43 -> 9.15) and keep 2^24.
+// q5_K 6.54 -> 5.30, 8.34 -> 7.17; q8_0 5.71 -> 5.63, 7.20 -> 7.04. Session
+// 45 (docs/perf/2026-12-06-session45-h100.md): q2_K 5.39 -> 4.52 and 7.06
+// -> 6.10, q3_K 5.73 -> 5.52 and 8.24 -> 7.05 (one pass); q6_K, now staged
+// in quads there, 6.32-6.34 -> 6.33-6.37 and 8.93-8.99 -> 8.01 (two
+// passes). IQ4_NL and IQ4_XS keep 2^24: with quads, 2048 x 2048 Acc gained
+// (iq4_nl 6.37 -> 5.82) but 3072 x 2048 RoPE lost (7.43 -> 7.60).
 inline constexpr uint64_t kInt8MinElementsQuad = uint64_t{1} << 22;
 uint64_t int8_min_elements(const WeightKind& kind);
 bool int8_by_default(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t k,
