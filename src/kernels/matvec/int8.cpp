@@ -49,8 +49,9 @@ namespace detail {
 // f32(x code sum)) for formats with a min (the bracket once per block and
 // token for all the lane's rows; session 45, H100, batch 8: q5_K 14336 x
 // 4096 34.3 -> 33.4 us, q2_K 4096 x 14336 29.9 -> 29.4, q4_1 14336 x 4096
-// 26.1 -> 25.5, but q4_1 4096 x 14336 29.4 -> 29.8; q4_K unchanged). With kBiasedSum the sum starts at
-// 0x4B400000 and f32(sum) is its bits as a float less 12582912.
+// 26.1 -> 25.5, but q4_1 4096 x 14336 29.4 -> 29.8; q4_K unchanged). With
+// kBiasedSum the sum starts at 0x4B400000 and f32(sum) is its bits as a
+// float less 12582912.
 std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui) {
   const std::vector<std::string> ws = weight_names(s);
   BQ_ASSERT(ui.group == 16 || ui.group == 32, "int8 path: scale groups of {}", ui.group);

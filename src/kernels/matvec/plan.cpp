@@ -497,13 +497,11 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
   // shapes tried; with the plan's: q2_K 4096 x 14336 14.72 -> 14.11 us,
   // 14336 x 4096 13.44 -> 12.56; q3_K 19.12 -> 18.87 and 16.87 -> 15.41.
   // Since session 44 the legacy formats take it at batch 1 over k < 8192
-  // too (H100, the decoder's shapes and hooks, alternating processes,
-  // docs/perf/2026-12-06-session44-h100.md: q4_0 2048 x 2048 Acc 5.77 ->
-  // 4.59 us, 14336 x 4096 Store 16.2-16.3 -> 15.2), and since session 45
-  // Q6_K, IQ4_NL and IQ4_XS at batch 1 over k < 8192 (H100, one pass,
-  // docs/perf/2026-12-06-session45-h100.md: 14336 x 4096 q6_K 24.54 ->
-  // 23.95, iq4_xs 25.20 -> 23.99; 2048 x 2048 Acc iq4_nl 6.61 -> 5.82; at
-  // k = 14336 q6_K lost 25.52 -> 26.54 and iq4_nl 23.28 -> 24.99).
+  // too (H100, docs/perf/2026-12-06-session44-h100.md: q4_0 2048 x 2048
+  // Acc 5.77 -> 4.59 us, 14336 x 4096 16.2-16.3 -> 15.2), and since session
+  // 45 Q6_K and the IQ4 formats at batch 1 over k < 8192 (H100, session45
+  // record: 14336 x 4096 q6_K 24.55 -> 23.9, iq4_xs 25.2 -> 24.0; at k =
+  // 14336 q6_K lost 25.52 -> 26.54 and iq4_nl 23.28 -> 24.99).
   const bool short_b1 = m == 1 && ui.kp < 8192 &&
                         (kind.format == Format::Q6_K || kind.format == Format::IQ4_NL || kind.format == Format::IQ4_XS);
   const bool qs_default = !kind.onnx && (kind.format == Format::Q8_0 || kind.format == Format::Q4_K ||
