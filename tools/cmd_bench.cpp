@@ -52,11 +52,11 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
                  "Comma-separated hook sets, as the decoder uses them: store, acc (y += W x), rms (the RMSNorm "
                  "prologue), rope (RMSNorm and RoPE: the fused QKV), silu (RMSNorm, SiLU(gate x) * (up x): two "
                  "weights a call)");
-  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;cs=0,1;qs=0,1;pl=0,1;gx=0,1;bs=0,1;sp=0,1;probe=0..7 "
+  mv->add_option("--sweep", o.sweep, "Variants to time: wg=..;tpr=..;unroll=..;rpl=..;splits=..;sg=..;tokens=..;tile=..;i8=0,1;zi=0,1;cs=0,1;qs=0,1;pl=0,1;gx=0,1;bs=0,1;sp=0,1;ya=0,1;rl=0,1;probe=0..7 "
                   "(i8=1: int8 activations, i8=0: f32; unset: as the model takes them, int8 for integer formats of 2^22 (Q4_x, Q5_x, Q2_K to Q6_K, Q8_0) or 2^24 elements or more where the adapter has packed dot4; probe: timing-only kernels, 1 no x staging, 2 no lane loop, "
                   "3 neither, 4 weight loads only, 5 x read from global memory (int8), 6 loads as if rows were "
                   "stored step by step, 7 weight loads only with no staging: spec suffix .v2 to .v14; pl=1: the pipelined "
-                  "lane loop, .v64; gx=1: x read from global memory, no staging, .v128; with i8=1 x is quantized first by a kernel of its own; bs=1: int8 sums biased to read as floats, .v256; sp=1: the constant-step lane loop two steps an iteration, .v512)");
+                  "lane loop, .v64; gx=1: x read from global memory, no staging, .v128; with i8=1 x is quantized first by a kernel of its own; bs=1: int8 sums biased to read as floats, .v256; sp=1: the constant-step lane loop two steps an iteration, .v512; ya=1: the Acc epilogue's old y read before the lane loop, .v1024; rl=1: the RMSNorm scale applied to the row sums, .v2048)");
   mv->add_option("--samples", o.samples, "Timed passes per case (median)");
   mv->add_option("--bandwidth-bytes", o.bw_bytes, "Bytes the streaming-read ceiling reads");
   mv->add_flag("--quick", o.quick, "Small shapes for a CPU adapter (SwiftShader)");
@@ -148,6 +148,8 @@ void add_bench(CLI::App& app, GlobalOptions& g) {
           else if (key == "gx") n.global_x = u != 0;
           else if (key == "bs") n.biased_sum = u != 0;
           else if (key == "sp") n.step_pairs = u != 0;
+          else if (key == "ya") n.acc_early = u != 0;
+          else if (key == "rl") n.rms_late = u != 0;
           else fail("unknown sweep key '{}'", key);
           next.push_back(n);
         }

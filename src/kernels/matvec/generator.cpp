@@ -456,8 +456,14 @@ std::string wgsl(const KernelSpec& s) {
   for (uint32_t i = 0; i < s.rpl; ++i)
     rows += fmt::format("  let row{} = min({}, params.rows - 1u);\n", i, detail::row_map(s, fmt::format("lr + {}u * LPW", i)));
   t.set("ROWS", rows);
-  std::string stage_hook;
-  if (rms_in_kernel(s)) {
+  std::string stage_hook, fold;
+  if (s.variant & kRmsLate) {
+    // kRmsLate: one token and one tile; the partial now, the fold after the
+    // staging's barrier, the scale (rms_total) on the row sums (rows_sum.cpp).
+    t.set("PROLOGUE", "  rms_partial(z * TOKENS, li);  // the RMSNorm's sum of squares, step 1 (kRmsLate)");
+    stage_hook = "          v[q] = v[q] * nw4[e / 4u];";
+    fold = "    if (li < RL) { rms_fold(li); }  // step 2: red's partials, ordered by the staging's barrier\n";
+  } else if (rms_in_kernel(s)) {
     t.set("PROLOGUE",
           "  for (var t = 0u; t < TOKENS; t++) {\n"
           "    let ns = rms_scale(z * TOKENS + t, li);\n"
@@ -473,6 +479,7 @@ std::string wgsl(const KernelSpec& s) {
     for (uint32_t i = 0; i < s.rpl; ++i) {
       for (const auto& w : detail::weight_names(s)) accs += "  var " + detail::acc(w, tk, i) + " = 0.0;\n";
     }
+  accs += detail::acc_early_reads(s);  // kAccEarly (rows_sum.cpp)
   t.set("ACC_DECL", accs);
   std::string body;  // one lane step: UNROLL units of each of the lane group's rows
   if (x_prequantized(s)) {
@@ -495,7 +502,8 @@ std::string wgsl(const KernelSpec& s) {
           "// block by one index, so robustness clamps one index, not five.\n"
           "var<workgroup> xblk: array<array<vec4<u32>, 3>, TOKENS * TB>;");
     const std::string sf = s.variant & kQuadStage ? "kernels/matvec/stage_i8_sg.wgsl" : "kernels/matvec/stage_i8.wgsl";
-    t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).set("INV127", wgsl_float(kInv127)).render());
+    t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).set("INV127", wgsl_float(kInv127)).render() +
+                       fold);
     body = detail::unit_loop_i8(s, ui);
     t.set("SUMX", "");
   } else if (s.variant & kGlobalX) {
@@ -536,18 +544,20 @@ std::string wgsl(const KernelSpec& s) {
           "// robustness clamps once (the vec4 index is a constant).\n"
           "var<workgroup> xs: array<array<vec4<f32>, UNIT4P>, TOKENS * (TILE / UNIT)>;");
     const std::string sf = "kernels/matvec/stage_f32.wgsl";
-    t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).render());
+    t.set("STAGE", Template(wgsl_file(sf), sf).set("STAGE_HOOK", stage_hook).render() + fold);
     body = unit_loop(s, ui);
     t.set("SUMX", sum_x(ui));
   }
+  const std::string late =
+      s.variant & kRmsLate ? "  let nsl = rms_total();  // the RMSNorm scale, step 3 (kRmsLate): it multiplies the row sums\n" : "";
   if (detail::direct_store(s)) {
-    t.set("REDUCE", detail::reduce_direct(s));
+    t.set("REDUCE", late + detail::reduce_direct(s));
     t.set("STORE", "");
   } else {
     Template st(wgsl_file("kernels/matvec/store_rows.wgsl"), label);
     st.set("ROW_MAP_SLOT", detail::row_map(s, "slot"));
     st.set("EPILOGUE", detail::epilogue(s, "rs[(TOKENS + t) * RPW + slot]"));
-    t.set("REDUCE", detail::reduce(s));
+    t.set("REDUCE", late + detail::reduce(s));
     t.set("STORE", st.render());
   }
   const uint32_t upr = ui.kp / ui.unit, per_step = s.tpr * s.unroll, steps = (upr + per_step - 1) / per_step;

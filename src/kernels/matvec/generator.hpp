@@ -85,6 +85,21 @@ struct Options {
   // order, so the same sums; the shader compiler may then overlap one step's
   // loads with the other's arithmetic. Default: plan.cpp says where it gained.
   std::optional<bool> step_pairs;
+  // The Acc epilogue's old y read at the kernel's start (spec.variant
+  // kAccEarly): lane 0 of each lane group loads its rows' y before the lane
+  // loop, so the read's latency overlaps the loop instead of following the
+  // row sums. The same y bit for bit. Only with the direct row store
+  // (subgroups, no split-k) and one token a workgroup. Default: plan.cpp.
+  std::optional<bool> acc_early;
+  // The RMSNorm prologue's scale applied to the row sums (spec.variant
+  // kRmsLate): x is staged as x * nw, each invocation's partial sum of
+  // squares is taken before the staging, folded after it, and the scale
+  // (a factor of every product of the token) multiplies each row's sum
+  // before the bias and epilogue, so no barrier or second read of x comes
+  // before the staging. Other roundings than the scale first (twin.hpp).
+  // Only for staged x, one token a workgroup, one tile and no split-k.
+  // Default off (not yet timed on a GPU).
+  std::optional<bool> rms_late;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,
                              LoadsNoStage = 7 };
@@ -97,6 +112,8 @@ inline constexpr uint32_t kPipeline = 64;
 inline constexpr uint32_t kGlobalX = 128;
 inline constexpr uint32_t kBiasedSum = 256;
 inline constexpr uint32_t kStepPairs = 512;
+inline constexpr uint32_t kAccEarly = 1024;
+inline constexpr uint32_t kRmsLate = 2048;
 inline Probe probe_of(const KernelSpec& s) { return static_cast<Probe>((s.variant >> kProbeShift) & 7u); }
 
 // Formats the int8-activation path reads: the ggml integer formats and

@@ -35,15 +35,19 @@ std::string unit_loop_i8(const KernelSpec& s, const UnitInfo& ui);
 
 // The row sums and the row store (rows_sum.cpp). row_map: the output row of
 // lane group slot `slot` (NeoX RoPE pairs rows); epilogue: the bias and the
-// epilogue of v for (token tg, row gr), `up` the SiLU-gate's up sum; reduce:
+// epilogue of v for (token tg, row gr), `up` the SiLU-gate's up sum, `yold`
+// Acc's old y where it was read already (kAccEarly); reduce:
 // the lanes' sums of each row into rs; direct_store (subgroups, no split-k,
 // no RoPE): the butterfly leaves each row's sum in its lanes and
 // reduce_direct stores it from lane 0 (no rs, no barrier).
 std::string row_map(const KernelSpec& s, const std::string& slot);
-std::string epilogue(const KernelSpec& s, const std::string& up);
+std::string epilogue(const KernelSpec& s, const std::string& up, const std::string& yold = "");
 std::string reduce(const KernelSpec& s);
 bool direct_store(const KernelSpec& s);
 std::string reduce_direct(const KernelSpec& s);
+// kAccEarly: lane 0 of each lane group reads its rows' old y (yo0_<i>) before
+// the lane loop, for reduce_direct's Acc epilogue; "" without it.
+std::string acc_early_reads(const KernelSpec& s);
 
 // Every occurrence of a in s replaced by b.
 std::string replace_all(std::string s, const std::string& a, const std::string& b);

@@ -7,6 +7,7 @@
 #include "kernels/matvec/generator.hpp"
 #include "kernels/matvec/layout.hpp"
 #include "kernels/matvec/plan_few.hpp"
+#include "kernels/matvec/plan_hooks.hpp"
 #include "util/error.hpp"
 
 namespace blockq::matvec {
@@ -588,6 +589,7 @@ KernelSpec plan(const Limits& lim, const WeightKind& kind, uint32_t n, uint32_t 
              "({} steps, constant: {}, probe {})", kind.name(), steps, (s.variant & kConstSteps) != 0, probe);
     s.variant |= kStepPairs;
   }
+  hook_variants(s, opt, ui.kp, probe);  // kAccEarly, kRmsLate (plan_hooks.cpp)
   // The subgroup reduction's premises: a row's lanes within one subgroup,
   // whole subgroups in a workgroup.
   BQ_CHECK(!s.features.subgroups || (s.tpr <= lim.subgroup_min && s.wg >= lim.subgroup_max),

@@ -27,9 +27,23 @@ std::string butterfly(const std::string& v, uint32_t tpr, const std::string& ind
 
 }  // namespace
 
-// Adds the TPR lane sums of each row into rs[(w * TOKENS + t) * RPW + row slot].
+std::string acc_early_reads(const KernelSpec& s) {
+  if (!(s.variant & kAccEarly)) return "";
+  std::string o = "  // Acc: lane 0 of the lane group reads its rows' old y before the lane loop (kAccEarly).\n";
+  for (uint32_t i = 0; i < s.rpl; ++i) {
+    o += fmt::format("  var yo0_{} = 0.0;\n", i);
+    o += fmt::format("  {{\n    let r = {};\n", row_map(s, fmt::format("lr + {}u * LPW", i)));
+    o += "    if (ln == 0u && lr < LPW && live && z * TOKENS < M && r < params.rows) {\n";
+    o += fmt::format("      yo0_{} = y[(z * TOKENS) * N + params.row0 + r];\n    }}\n  }}\n", i);
+  }
+  return o;
+}
+
+// Adds the TPR lane sums of each row into rs[(w * TOKENS + t) * RPW + row slot]
+// (times the RMSNorm scale nsl with kRmsLate).
 std::string reduce(const KernelSpec& s) {
   const std::vector<std::string> ws = weight_names(s);
+  const std::string late = s.variant & kRmsLate ? " * nsl" : "";  // the RMSNorm scale (kRmsLate)
   std::string o;
   for (size_t wi = 0; wi < ws.size(); ++wi)
     for (uint32_t t = 0; t < s.tokens; ++t)
@@ -40,12 +54,12 @@ std::string reduce(const KernelSpec& s) {
           // Butterfly over the TPR lanes of a row (consecutive subgroup invocations).
           o += fmt::format("  {{\n    var v = {};\n", acc(ws[wi], t, i));
           o += butterfly("v", s.tpr, "    ");
-          o += fmt::format("    if (ln == 0u && lr < LPW) {{ {} = v; }}\n  }}\n", dst);
+          o += fmt::format("    if (ln == 0u && lr < LPW) {{ {} = v{}; }}\n  }}\n", dst, late);
         } else {
           o += fmt::format("  red[li] = {};\n  workgroupBarrier();\n", acc(ws[wi], t, i));
           o += "  for (var s = TPR / 2u; s > 0u; s = s / 2u) {\n";
           o += "    if (ln < s) { red[li] = red[li] + red[li + s]; }\n    workgroupBarrier();\n  }\n";
-          o += fmt::format("  if (ln == 0u) {{ {} = red[li]; }}\n  workgroupBarrier();\n", dst);
+          o += fmt::format("  if (ln == 0u) {{ {} = red[li]{}; }}\n  workgroupBarrier();\n", dst, late);
         }
       }
   return o;
@@ -77,7 +91,7 @@ std::string kv_store(const KernelSpec& s) {
   return o + "      }\n";
 }
 
-std::string epilogue(const KernelSpec& s, const std::string& up) {
+std::string epilogue(const KernelSpec& s, const std::string& up, const std::string& yold) {
   std::string o;
   const auto& h = s.hooks;
   if (s.splits > 1) {  // partial sums [SPLITS][weights][M][N]; bias and epilogue in split_sum
@@ -89,7 +103,9 @@ std::string epilogue(const KernelSpec& s, const std::string& up) {
   if (h.bias) o += "      v = v + bias[gr];\n";
   switch (h.epilogue) {
     case Epilogue::Store: o += "      y[tg * N + gr] = v;\n"; break;
-    case Epilogue::Acc: o += "      y[tg * N + gr] = y[tg * N + gr] + v;\n"; break;
+    case Epilogue::Acc:
+      o += "      y[tg * N + gr] = " + (yold.empty() ? "y[tg * N + gr]" : yold) + " + v;\n";
+      break;
     case Epilogue::SiluGate:
       o += "      let up = " + up + ";\n";
       o += "      y[tg * N + gr] = (v / (1.0 + exp(-v))) * up;\n";
@@ -122,6 +138,7 @@ bool direct_store(const KernelSpec& s) {
 // then lane 0 of each lane group stores its rows.
 std::string reduce_direct(const KernelSpec& s) {
   const std::vector<std::string> ws = weight_names(s);
+  const std::string late = s.variant & kRmsLate ? " * nsl" : "";  // the RMSNorm scale (kRmsLate)
   std::string o;
   for (const std::string& w : ws)
     for (uint32_t t = 0; t < s.tokens; ++t)
@@ -137,8 +154,10 @@ std::string reduce_direct(const KernelSpec& s) {
       o += "      let tg = z * TOKENS + t;\n";
       o += "      let r = " + row_map(s, "slot") + ";\n";
       o += "      if (live && tg < M && r < params.rows) {\n        let gr = params.row0 + r;  // row of the whole output\n";
-      o += fmt::format("        var v = sA{}_{};\n", t, i);
-      o += epilogue(s, fmt::format("sB{}_{}", t, i)) + "      }\n    }\n";
+      o += fmt::format("        var v = sA{}_{}{};\n", t, i, late);
+      // kAccEarly: the old y was read before the lane loop (generator.cpp).
+      const std::string yold = s.variant & kAccEarly ? fmt::format("yo{}_{}", t, i) : "";
+      o += epilogue(s, fmt::format("sB{}_{}{}", t, i, late), yold) + "      }\n    }\n";
     }
   o += "  }\n";
   return o;

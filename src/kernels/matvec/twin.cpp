@@ -33,7 +33,16 @@ uint32_t partner_dim(const KernelSpec& s, uint32_t slot_global) {
   return slot_global - sl + d;
 }
 
-// The staged input of token t: x, or the RMSNorm of x times nw (twin order).
+// The RMSNorm scale of token t's x [k] (twin order).
+float rms_scale(const KernelSpec& s, const float* x) {
+  const float ss = rms_sum_squares(x, s.k, s.wg);
+  const float mean = ss / static_cast<float>(s.k);
+  const float shift = mean + s.hooks.eps;
+  return 1.0f / std::sqrt(shift);
+}
+
+// The staged input of token t: x, or the RMSNorm of x times nw (twin order),
+// or with kRmsLate x times nw (the scale then multiplies the row sums).
 std::vector<float> staged(const KernelSpec& s, const TwinInputs& in, uint32_t t, uint32_t kp) {
   std::vector<float> xs(kp, 0.f);
   const float* x = in.x.data() + size_t{t} * s.k;
@@ -41,10 +50,11 @@ std::vector<float> staged(const KernelSpec& s, const TwinInputs& in, uint32_t t,
     std::copy(x, x + s.k, xs.begin());
     return xs;
   }
-  const float ss = rms_sum_squares(x, s.k, s.wg);
-  const float mean = ss / static_cast<float>(s.k);
-  const float shift = mean + s.hooks.eps;
-  const float scale = 1.0f / std::sqrt(shift);
+  if (s.variant & kRmsLate) {
+    for (uint32_t i = 0; i < s.k; ++i) xs[i] = x[i] * in.norm_w[i];
+    return xs;
+  }
+  const float scale = rms_scale(s, x);
   for (uint32_t i = 0; i < s.k; ++i) {
     const float v = x[i] * scale;
     xs[i] = v * in.norm_w[i];
@@ -221,11 +231,18 @@ std::vector<float> twin(const KernelSpec& s, const TwinInputs& in) {
     const std::vector<float> sx = ui.has_min ? group_sums(xs.data(), ui) : std::vector<float>{};
     const QuantX qx = s.features.dot4 ? quantize_x(xs) : QuantX{};
     const QuantX* qp = s.features.dot4 ? &qx : nullptr;
+    // kRmsLate: the RMSNorm scale times each row sum, before the bias.
+    const bool late = (s.variant & kRmsLate) != 0;
+    const float nsl = late ? rms_scale(s, in.x.data() + size_t{t} * s.k) : 1.0f;
     for (uint32_t r = 0; r < s.n; ++r) {
       float v = row_sum(s, view(wa, r), xs.data(), sx.data(), qp, ui);
+      if (late) v = v * nsl;
       if (s.hooks.bias) v = v + in.bias[r];
       sums[size_t{t} * s.n + r] = v;
-      if (silu) sums_b[size_t{t} * s.n + r] = row_sum(s, view(wb, r), xs.data(), sx.data(), qp, ui);
+      if (silu) {
+        const float b = row_sum(s, view(wb, r), xs.data(), sx.data(), qp, ui);
+        sums_b[size_t{t} * s.n + r] = late ? b * nsl : b;
+      }
     }
   }
   std::vector<float> y(size_t{s.m} * s.n);

@@ -8,7 +8,8 @@
 // snippets do (e.g. Q4_K: scale d * sc, min -(dmin * m)); the float formats
 // have their values and no scale. Summation order, per (token, row):
 //   1. the input is staged x' = x, or (x * s) * nw with s = 1 / sqrt(ss / k +
-//      eps) and ss = rms_sum_squares(x, k, spec.wg);
+//      eps) and ss = rms_sum_squares(x, k, spec.wg) (with kRmsLate x' = x * nw,
+//      and step 3's sum times s);
 //      with a min, sx[g] = sum of x' over group g: s4 = v0 + v1 + ... over its
 //      vec4s, then (s4.x + s4.y) + (s4.z + s4.w);
 //   2. lane l (0 <= l < tpr) of the row walks the tiles in order; in the tile
@@ -22,7 +23,7 @@
 //      p[i] = p[i] + p[i + s]), which the subgroup butterfly also yields;
 //      with split-k (spec.splits = S) steps 2 and 3 run per slice of
 //      ceil(units / S) units, and the slice sums are added in order
-//      (v = p0; v = v + p1; ...);
+//      (v = p0; v = v + p1; ...); with kRmsLate, v = v * s (each weight's);
 //   4. the epilogue: + bias, then store, accumulate, silu(a) * b, or RoPE
 //      with the pair partner (theta = (pos * scale) * base^(-2i / n_rot)).
 // With int8 activations (spec.features.dot4), step 1 also quantizes x' per
@@ -32,7 +33,7 @@
 // dx[b] = amax * kInv127, code sums per 16 elements; and step 2 becomes, per
 // group g (block b):  i = sum of code * q (exact integers);
 //   acc = acc + (scale[g] * dx[b]) * f32(i);  then, with a min,
-//   acc = acc + (min[g] * dx[b]) * f32(sum of q over g).
+//   acc = acc + min[g] * (dx[b] * f32(sum of q over g)).
 // The GPU may contract a * b + c into one FMA, so parity is checked to a
 // tolerance, not bit for bit.
 #pragma once
