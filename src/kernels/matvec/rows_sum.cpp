@@ -155,7 +155,7 @@ std::string reduce_direct(const KernelSpec& s) {
       o += "      let r = " + row_map(s, "slot") + ";\n";
       o += "      if (live && tg < M && r < params.rows) {\n        let gr = params.row0 + r;  // row of the whole output\n";
       o += fmt::format("        var v = sA{}_{}{};\n", t, i, late);
-      // kAccEarly: the old y was read before the lane loop (generator.cpp).
+      // kAccEarly: the old y was read before the lane loop (acc_early_reads).
       const std::string yold = s.variant & kAccEarly ? fmt::format("yo{}_{}", t, i) : "";
       o += epilogue(s, fmt::format("sB{}_{}{}", t, i, late), yold) + "      }\n    }\n";
     }
