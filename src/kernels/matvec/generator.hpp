@@ -98,7 +98,8 @@ struct Options {
   // before the bias and epilogue, so no barrier or second read of x comes
   // before the staging. Other roundings than the scale first (twin.hpp).
   // Only for staged x, one token a workgroup, one tile and no split-k.
-  // Default off (not yet timed on a GPU).
+  // Default: plan_hooks.cpp (on where it applies, but Q4_0 SiLU-gate over
+  // rows of k < 4096).
   std::optional<bool> rms_late;
 };
 enum class Probe : uint32_t { None = 0, NoStage = 1, NoLoop = 2, Base = 3, Loads = 4, GlobalX = 5, LoadsInterleaved = 6,

@@ -67,11 +67,12 @@ TEST(Matvec, RmsLateMatchesTwinAndFloat64) {
   }
 }
 
-TEST(Matvec, PlanAppliesRmsLateOnlyWhenAsked) {
-  // H200 limits: off by default (not yet timed on a GPU); when asked for, on
-  // for the RMSNorm prologue over staged x, one token a workgroup and one
-  // tile; refused without the prologue, for batches of several tokens a
-  // workgroup, and with x pre-quantized.
+TEST(Matvec, PlanAppliesRmsLateByDefault) {
+  // H200 limits: on by default for the RMSNorm prologue over staged x, one
+  // token a workgroup and one tile, but Q4_0 with SiLU-gate over rows of
+  // k < 4096 (measured slower); off when asked; refused without the
+  // prologue, for batches of several tokens a workgroup, and with x
+  // pre-quantized.
   const Limits lim = h200_limits();
   auto late = [&](const char* f, uint32_t n, uint32_t k, uint32_t m, Hooks h, Options o = {}) {
     if (!o.int8) o.int8 = true;
@@ -81,8 +82,19 @@ TEST(Matvec, PlanAppliesRmsLateOnlyWhenAsked) {
   rms.prologue = Prologue::RmsNorm;
   Hooks silu = hook("silu");
   silu.prologue = Prologue::RmsNorm;
-  EXPECT_FALSE(late("q4_0", 3072, 2048, 1, rms));
-  EXPECT_FALSE(late("q4_K", 14336, 4096, 1, silu));
+  Hooks rope = hook("rope");
+  rope.prologue = Prologue::RmsNorm;
+  EXPECT_TRUE(late("q4_0", 3072, 2048, 1, rope));
+  EXPECT_TRUE(late("q4_K", 14336, 4096, 1, silu));
+  EXPECT_TRUE(late("q8_0", 8192, 2048, 1, silu));
+  EXPECT_TRUE(late("q4_0", 14336, 4096, 1, silu));
+  EXPECT_FALSE(late("q4_0", 8192, 2048, 1, silu));  // the case that lost
+  EXPECT_FALSE(late("q4_0", 3072, 2048, 1, {}));    // no prologue
+  EXPECT_FALSE(late("q4_0", 14336, 4096, 8, rms));  // a batch plan
+  Options off;
+  off.rms_late = false;
+  off.int8 = true;
+  EXPECT_FALSE(late("q4_0", 3072, 2048, 1, rope, off));
   Options on;
   on.rms_late = true;
   on.int8 = true;
