@@ -8,12 +8,7 @@
 #include "quant/blocks.hpp"
 #include "quant/codecs.hpp"
 
-// Byte-exactness needs every a*b+c rounded twice, as ggml's reference build does.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "quant/no_fma.hpp"  // last: it applies to the code below
 
 namespace blockq::codec {
 namespace {

@@ -8,12 +8,7 @@
 
 #include "util/error.hpp"
 
-// The same codes on every platform: no fused multiply-add.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "quant/no_fma.hpp"  // last: it applies to the code below
 
 namespace blockq {
 namespace {
