@@ -30,7 +30,9 @@ struct FormatTraits {
   // ggml's reference (non-SIMD, no-imatrix) quantizer: n elements (a multiple
   // of block_elems) into n / block_elems blocks, byte-exact with ggml.
   void (*quantize)(const float* in, uint8_t* blocks, size_t n);
-  std::string_view wgsl_decode;  // snippet under src/quant/wgsl/, e.g. "q8_0.wgsl"
+  // The decode snippet's file, the same name in each kernel family's fmt/
+  // folder (kernels/matvec/fmt/, kernels/gemm/fmt/ and their i8/): "q8_0.wgsl", "q4_k.wgsl".
+  std::string_view wgsl_decode;
 };
 
 const FormatTraits& traits(Format f);

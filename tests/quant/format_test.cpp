@@ -2,6 +2,7 @@
 // id and by name, row sizes, and the errors thrown on bad sizes.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,9 @@ TEST(Format, TraitsTable) {
     EXPECT_EQ(t.block_elems, e.block_elems) << e.name;
     EXPECT_EQ(t.block_bytes, e.block_bytes) << e.name;
     EXPECT_EQ(t.quantized, e.quantized) << e.name;
-    EXPECT_EQ(t.wgsl_decode, std::string(e.name) + ".wgsl");
+    std::string lower(e.name);
+    for (auto& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    EXPECT_EQ(t.wgsl_decode, lower + ".wgsl");
     EXPECT_NE(t.dequantize, nullptr);
     EXPECT_NE(t.quantize, nullptr);
   }

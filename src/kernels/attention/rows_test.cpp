@@ -57,7 +57,9 @@ KernelSpec run_case(const Case& c, Format kv, Op op = Op::AttentionRows) {
   const KernelSpec sp = att.spec(visible);
   EXPECT_EQ(sp.op, op);
   EXPECT_EQ(sp, plan_for(ctx, s, o, visible));
-  if (op == Op::AttentionRows) EXPECT_EQ(sp, plan_rows(ctx, s, c.ro));
+  if (op == Op::AttentionRows) {
+    EXPECT_EQ(sp, plan_rows(ctx, s, c.ro));
+  }
   gpu::Recorder r(ctx);
   att.record(r, visible);
   r.submit();

@@ -20,25 +20,8 @@ uint32_t weights(const Hooks& h) { return h.epilogue == Epilogue::SiluGate ? 2 :
 
 namespace {
 
-std::string fmt_file(Format f) {
-  switch (f) {
-    case Format::Q8_0: return "q8_0.wgsl";
-    case Format::Q4_0: return "q4_0.wgsl";
-    case Format::Q4_1: return "q4_1.wgsl";
-    case Format::Q5_0: return "q5_0.wgsl";
-    case Format::Q5_1: return "q5_1.wgsl";
-    case Format::Q4_K: return "q4_k.wgsl";
-    case Format::Q5_K: return "q5_k.wgsl";
-    case Format::Q6_K: return "q6_k.wgsl";
-    case Format::Q2_K: return "q2_k.wgsl";
-    case Format::Q3_K: return "q3_k.wgsl";
-    case Format::IQ4_NL: return "iq4_nl.wgsl";
-    case Format::IQ4_XS: return "iq4_xs.wgsl";
-    case Format::F16: return "f16.wgsl";
-    case Format::BF16: return "bf16.wgsl";
-    default: return "";
-  }
-}
+// The format snippet's file (the traits'); "" for F32, which gemm does not read.
+std::string fmt_file(Format f) { return f == Format::F32 ? "" : std::string(traits(f).wgsl_decode); }
 
 }  // namespace
 

@@ -18,28 +18,13 @@ uint32_t weights(const KernelSpec& s) { return s.hooks.epilogue == Epilogue::Sil
 // The kernel reduces x's sum of squares itself (not the quantize kernel).
 bool rms_in_kernel(const KernelSpec& s) { return s.hooks.prologue == Prologue::RmsNorm && !x_prequantized(s); }
 
-// The format snippet's file (float formats: its unit size, layout.cpp).
+// The format snippet's file: the traits' (float formats over 8-element units,
+// layout.cpp, have their own: f16_u8.wgsl), or ONNX MatMulNBits'.
 std::string fmt_file(const WeightKind& kind, uint32_t k) {
   if (kind.onnx) return kind.bits == 4 ? "onnx4.wgsl" : "onnx8.wgsl";
-  const bool u8 = unit_info(kind, k).unit == 8;
-  switch (kind.format) {
-    case Format::Q8_0: return "q8_0.wgsl";
-    case Format::Q4_0: return "q4_0.wgsl";
-    case Format::Q4_1: return "q4_1.wgsl";
-    case Format::Q5_0: return "q5_0.wgsl";
-    case Format::Q5_1: return "q5_1.wgsl";
-    case Format::Q4_K: return "q4_k.wgsl";
-    case Format::Q5_K: return "q5_k.wgsl";
-    case Format::Q6_K: return "q6_k.wgsl";
-    case Format::Q2_K: return "q2_k.wgsl";
-    case Format::Q3_K: return "q3_k.wgsl";
-    case Format::IQ4_NL: return "iq4_nl.wgsl";
-    case Format::IQ4_XS: return "iq4_xs.wgsl";
-    case Format::F32: return u8 ? "f32_u8.wgsl" : "f32.wgsl";
-    case Format::F16: return u8 ? "f16_u8.wgsl" : "f16.wgsl";
-    case Format::BF16: return u8 ? "bf16_u8.wgsl" : "bf16.wgsl";
-  }
-  return "";
+  std::string file(traits(kind.format).wgsl_decode);
+  if (!traits(kind.format).quantized && unit_info(kind, k).unit == 8) file.insert(file.size() - 5, "_u8");
+  return file;
 }
 
 bool iq4(const WeightKind& kind) {
