@@ -117,7 +117,7 @@ uint32_t chunks(const KernelSpec& s) { return (s.tile + s.tile_n - 1) / s.tile_n
 
 uint64_t scratch_bytes(const KernelSpec& s) { return chunks(s) > 1 ? part_bytes(s) : 16; }
 
-KernelSpec plan(const gpu::Context& ctx, const Shape& s, const Options& o) {
+KernelSpec detail::shape_spec(Op op, const Shape& s, const WGPULimits& lim) {
   BQ_CHECK(s.n_head > 0 && s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0 && s.n_ctx > 0,
            "attention: n_head {} must be a multiple of n_kv_head {}, and n_ctx {} non-zero", s.n_head, s.n_kv_head,
            s.n_ctx);
@@ -127,9 +127,8 @@ KernelSpec plan(const gpu::Context& ctx, const Shape& s, const Options& o) {
            traits(s.kv).name);
   BQ_CHECK(s.q_stride == 0 || s.q_stride >= s.n_head * s.head_dim,
            "attention: q rows of stride {} cannot hold {} heads of {}", s.q_stride, s.n_head, s.head_dim);
-  const auto& lim = ctx.limits();
   KernelSpec k;
-  k.op = Op::Attention;
+  k.op = op;
   k.n = s.n_head;
   k.k = s.head_dim;
   k.m = s.m;
@@ -139,6 +138,12 @@ KernelSpec plan(const gpu::Context& ctx, const Shape& s, const Options& o) {
   k.offsets.q = s.q_off;
   k.offsets.row = s.q_stride;
   k.max_groups = lim.maxComputeWorkgroupsPerDimension;
+  return k;
+}
+
+KernelSpec plan(const gpu::Context& ctx, const Shape& s, const Options& o) {
+  const auto& lim = ctx.limits();
+  KernelSpec k = detail::shape_spec(Op::Attention, s, lim);
   uint32_t wg = 1;
   while (wg * 2 <= std::min({o.max_wg, lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX}))
     wg *= 2;

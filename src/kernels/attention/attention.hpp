@@ -134,6 +134,11 @@ namespace detail {
 // multiple of 4) of the k and v caches (f16: packed two per u32, read as
 // vec2<u32>; f32: vec4f), for both kernels.
 std::string kv_funcs(bool f16);
+// What both kernels check of a shape (a bad one throws, naming the field),
+// and the spec fields they share: op, n = n_head, k = head_dim, m, tile =
+// n_ctx, variant = n_kv_head, the KV cache format, q's offset and row
+// stride, the grid's limit.
+KernelSpec shape_spec(Op op, const Shape& s, const WGPULimits& lim);
 }  // namespace detail
 // op AttentionCombine of the same shape.
 KernelSpec combine_spec(const gpu::Context& ctx, const KernelSpec& spec);

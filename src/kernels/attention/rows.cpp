@@ -62,16 +62,9 @@ bool uses_rows_far(const Shape& s, const Options& o) {
 }
 
 KernelSpec plan_rows(const gpu::Context& ctx, const Shape& s, const RowsOptions& o) {
-  BQ_CHECK(s.n_head > 0 && s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0 && s.n_ctx > 0 && s.m > 0,
-           "attention: n_head {} must be a multiple of n_kv_head {}, n_ctx {} and tokens {} non-zero", s.n_head,
-           s.n_kv_head, s.n_ctx, s.m);
-  BQ_CHECK(s.head_dim > 0 && s.head_dim % 4 == 0, "attention: head_dim {} must be a non-zero multiple of 4",
-           s.head_dim);
-  BQ_CHECK(s.kv == Format::F32 || s.kv == Format::F16, "attention: KV cache type {} is not supported (f32 or f16)",
-           traits(s.kv).name);
-  BQ_CHECK(s.q_stride == 0 || s.q_stride >= s.n_head * s.head_dim,
-           "attention: q rows of stride {} cannot hold {} heads of {}", s.q_stride, s.n_head, s.head_dim);
+  BQ_CHECK(s.m > 0, "attention: a prompt kernel needs tokens (m = 0)");
   const auto& lim = ctx.limits();
+  KernelSpec k = detail::shape_spec(Op::AttentionRows, s, lim);
   const uint32_t gqa = s.n_head / s.n_kv_head, hq = s.head_dim / 4;
   const uint32_t wg =
       floor_pow2(std::max(1u, std::min({o.max_wg, lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX})));
@@ -93,17 +86,6 @@ KernelSpec plan_rows(const gpu::Context& ctx, const Shape& s, const RowsOptions&
   }
   BQ_CHECK(rows_shared_bytes(tq * hg, bk, s.head_dim, wg) <= storage,
            "attention: head_dim {} does not fit {} bytes of workgroup memory", s.head_dim, storage);
-  KernelSpec k;
-  k.op = Op::AttentionRows;
-  k.n = s.n_head;
-  k.k = s.head_dim;
-  k.m = s.m;
-  k.tile = s.n_ctx;
-  k.variant = s.n_kv_head;
-  k.weight.format = s.kv;
-  k.offsets.q = s.q_off;
-  k.offsets.row = s.q_stride;
-  k.max_groups = lim.maxComputeWorkgroupsPerDimension;
   k.wg = wg;
   k.tile_m = hg;
   k.reg_m = tq;
