@@ -31,7 +31,8 @@ struct FormatTraits {
   // of block_elems) into n / block_elems blocks, byte-exact with ggml.
   void (*quantize)(const float* in, uint8_t* blocks, size_t n);
   // The decode snippet's file, the same name in each kernel family's fmt/
-  // folder (kernels/matvec/fmt/, kernels/gemm/fmt/ and their i8/): "q8_0.wgsl", "q4_k.wgsl".
+  // folder (kernels/matvec/fmt/, kernels/gemm/fmt/) and, for a format with
+  // int8 activations, in its fmt/i8/: "q8_0.wgsl", "q4_k.wgsl".
   std::string_view wgsl_decode;
 };
 

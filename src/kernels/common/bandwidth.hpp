@@ -31,7 +31,7 @@ struct ReadShape {
 };
 // warm_ms: the warm-up before timing (gpu::keep_busy). Each call uploads its
 // buffers first, so the default is the settle time after host work: with
-// 150 ms, an H100 read 31.5 MiB at 1.3 instead of 2.5 TB/s in the second
+// 150 ms, an H100 read 31.5 MiB at 1.1-1.3 instead of 2.4 TB/s in the second
 // size of a `--read-sizes` sweep (docs/perf/2026-12-07-session49-h100.md).
 Bandwidth measure_read_bandwidth(const gpu::Context& ctx, uint64_t bytes = 1ull << 30, uint32_t copies = 1,
                                  ReadShape shape = {}, double warm_ms = gpu::kSettleMs);
